@@ -1,0 +1,117 @@
+// CPU backend of the reduction primitive: reduces a strided input over a set
+// of axes into a strided output (kept axes in order). Outputs are split
+// across threads; a reduction to few outputs splits the reduced range across
+// threads instead and merges partial accumulators with the reducer's combine.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "oar/kp/cpu/parallel.h"
+#include "oar/kp/numeric.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace oar::kp::cpu {
+
+struct ReduceGeometry {
+  std::vector<int64_t> kept_shape, kept_in_strides, kept_out_strides;
+  std::vector<int64_t> red_shape, red_strides;
+  int64_t n_out = 1, n_red = 1;
+};
+
+// in_shape/in_strides: input; out_strides: output strides per input dim
+// (for reduced dims ignored); reduced[d]: whether dim d is reduced.
+inline ReduceGeometry make_reduce_geometry(int ndim, const int64_t* in_shape, const int64_t* in_strides,
+                                           const int64_t* out_strides_per_in_dim, const bool* reduced) {
+  ReduceGeometry g;
+  for (int d = 0; d < ndim; ++d) {
+    if (reduced[d]) {
+      g.red_shape.push_back(in_shape[d]);
+      g.red_strides.push_back(in_strides[d]);
+      g.n_red *= in_shape[d];
+    } else {
+      g.kept_shape.push_back(in_shape[d]);
+      g.kept_in_strides.push_back(in_strides[d]);
+      g.kept_out_strides.push_back(out_strides_per_in_dim[d]);
+      g.n_out *= in_shape[d];
+    }
+  }
+  return g;
+}
+
+namespace detail {
+// Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc.
+template <class T, class R>
+typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r, int64_t rb, int64_t re,
+                             typename R::acc_t acc) {
+  const int nr = int(g.red_shape.size());
+  if (nr == 0) return rb < re ? r.step(acc, static_cast<compute_t<T>>(base[0]), 0) : acc;
+  const int64_t inner = g.red_shape[nr - 1], inner_stride = g.red_strides[nr - 1];
+  int64_t idx = rb;
+  while (idx < re) {
+    int64_t q = idx / inner, i0 = idx % inner;
+    int64_t off = 0;
+    for (int d = nr - 2; d >= 0; --d) {
+      off += (q % g.red_shape[d]) * g.red_strides[d];
+      q /= g.red_shape[d];
+    }
+    int64_t stop = std::min(inner, i0 + (re - idx));
+    const T* p = base + off;
+    for (int64_t i = i0; i < stop; ++i) acc = r.step(acc, static_cast<compute_t<T>>(p[i * inner_stride]), idx + (i - i0));
+    idx += stop - i0;
+  }
+  return acc;
+}
+
+inline void kept_offsets(const ReduceGeometry& g, int64_t o, int64_t& in_off, int64_t& out_off) {
+  in_off = out_off = 0;
+  for (int d = int(g.kept_shape.size()) - 1; d >= 0; --d) {
+    int64_t i = o % g.kept_shape[d];
+    o /= g.kept_shape[d];
+    in_off += i * g.kept_in_strides[d];
+    out_off += i * g.kept_out_strides[d];
+  }
+}
+}  // namespace detail
+
+template <class Out, class T, class R>
+void reduce(const T* in, Out* out, const ReduceGeometry& g, const R& r) {
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+#endif
+  const int64_t work = g.n_out * g.n_red;
+  if (g.n_out >= threads || work < kGrainSize || threads == 1) {
+    parallel_for(g.n_out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.n_red, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t o = b; o < e; ++o) {
+                     int64_t io, oo;
+                     detail::kept_offsets(g, o, io, oo);
+                     auto acc = detail::accumulate(in + io, g, r, 0, g.n_red, r.init());
+                     out[oo] = static_cast<Out>(r.finish(acc, g.n_red));
+                   }
+                 });
+    return;
+  }
+  // Few outputs, long reductions: split each reduction across threads.
+  for (int64_t o = 0; o < g.n_out; ++o) {
+    int64_t io, oo;
+    detail::kept_offsets(g, o, io, oo);
+    std::vector<typename R::acc_t> partial(threads, r.init());
+    parallel_for(g.n_red, kGrainSize, [&](int64_t b, int64_t e) {
+      int t = 0;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+#endif
+      partial[t] = detail::accumulate(in + io, g, r, b, e, r.init());
+    });
+    auto acc = r.init();
+    for (const auto& p : partial) acc = r.combine(acc, p);
+    out[oo] = static_cast<Out>(r.finish(acc, g.n_red));
+  }
+}
+
+}  // namespace oar::kp::cpu

@@ -1,0 +1,8 @@
+// CPU pool kernels (to be filled in).
+#include "ops/ops.h"
+
+namespace oar_cpu {
+
+oar_status_t register_pool_kernels(const oar_kernel_registrar*) { return OAR_STATUS_OK; }
+
+}  // namespace oar_cpu

@@ -1,0 +1,107 @@
+// CPU reduction kernels: the reducers of kernel_primitives/ over the CPU
+// reduce primitive. Floating sums accumulate in double on the CPU for accuracy.
+#include <limits>
+#include <vector>
+
+#include "oar/kp/cpu/reduce.h"
+#include "oar/kp/reducers.h"
+#include "oar/plugin_sdk/kernel_api.hpp"
+#include "ops/ops.h"
+
+namespace oar_cpu {
+
+namespace {
+
+using namespace oar;
+
+// Geometry from the input view, the output view and the `dims`/`keepdim` attrs.
+kp::cpu::ReduceGeometry geometry(const sdk::KernelArgs& a) {
+  const auto& x = a.input(0);
+  const auto& y = a.output(0);
+  std::vector<int64_t> dims = a.attr_ints("dims");
+  bool keep = a.attr_bool("keepdim");
+  std::vector<char> reduced(std::max(x.ndim, 1), dims.empty() ? 1 : 0);
+  for (int64_t d : dims) reduced[d < 0 ? d + x.ndim : d] = 1;
+  std::vector<int64_t> out_strides(std::max(x.ndim, 1), 0);
+  int od = 0;
+  for (int d = 0; d < x.ndim; ++d) {
+    if (!reduced[d]) out_strides[d] = y.strides[od++];
+    else if (keep) ++od;
+  }
+  std::vector<bool> red_flags(reduced.begin(), reduced.end());
+  bool flags[OAR_MAX_DIMS];
+  for (int d = 0; d < x.ndim; ++d) flags[d] = reduced[d];
+  return kp::cpu::make_reduce_geometry(x.ndim, x.shape, x.strides, out_strides.data(), flags);
+}
+
+template <class T> using wide_t = std::conditional_t<kp::is_floating_v<T>, double, int64_t>;
+
+enum class Kind { kSum, kProd, kMean, kVar, kMax, kMin, kArgMax, kArgMin };
+
+template <Kind K>
+oar_status_t reduce_kernel(const oar_kernel_context* ctx) {
+  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
+    const auto& x = a.input(0);
+    const auto& y = a.output(0);
+    auto g = geometry(a);
+    sdk::visit_dtype(x.dtype, [&]<class T>() {
+      const T* in = sdk::data_of<T>(x);
+      using C = kp::compute_t<T>;
+      if constexpr (K == Kind::kSum || K == Kind::kProd) {
+        using Acc = wide_t<T>;
+        sdk::visit_dtype(y.dtype, [&]<class Out>() {
+          if constexpr (K == Kind::kSum)
+            kp::cpu::reduce(in, sdk::data_of<Out>(y), g, kp::SumReducer<Acc>{});
+          else
+            kp::cpu::reduce(in, sdk::data_of<Out>(y), g, kp::ProdReducer<Acc>{});
+        });
+      } else if constexpr (K == Kind::kMean) {
+        if constexpr (kp::is_floating_v<T>) kp::cpu::reduce(in, sdk::data_of<T>(y), g, kp::MeanReducer<double>{});
+        else sdk::fail(OAR_STATUS_UNSUPPORTED, "mean needs a floating input");
+      } else if constexpr (K == Kind::kVar) {
+        if constexpr (kp::is_floating_v<T>) {
+          kp::VarReducer<double> r;
+          r.correction = a.attr_int("correction");
+          kp::cpu::reduce(in, sdk::data_of<T>(y), g, r);
+        } else {
+          sdk::fail(OAR_STATUS_UNSUPPORTED, "var needs a floating input");
+        }
+      } else if constexpr (K == Kind::kMax || K == Kind::kMin) {
+        constexpr bool kMax = K == Kind::kMax;
+        C identity = kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+        if constexpr (kp::is_floating_v<T>) identity = kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+        kp::cpu::reduce(in, sdk::data_of<T>(y), g, kp::MinMaxReducer<C, kMax>{identity});
+      } else {
+        kp::cpu::reduce(in, sdk::data_of<int64_t>(y), g, kp::ArgReducer<C, K == Kind::kArgMax>{});
+      }
+    });
+  });
+}
+
+}  // namespace
+
+oar_status_t register_reduction_kernels(const oar_kernel_registrar* r) {
+  struct Entry {
+    const char* op;
+    oar_kernel_fn fn;
+    int dtypes;  // 0 all, 1 floating, 2 numeric
+  };
+  const Entry entries[] = {
+      {"sum", reduce_kernel<Kind::kSum>, 0},       {"prod", reduce_kernel<Kind::kProd>, 0},
+      {"mean", reduce_kernel<Kind::kMean>, 1},     {"var", reduce_kernel<Kind::kVar>, 1},
+      {"max", reduce_kernel<Kind::kMax>, 0},       {"min", reduce_kernel<Kind::kMin>, 0},
+      {"argmax", reduce_kernel<Kind::kArgMax>, 2}, {"argmin", reduce_kernel<Kind::kArgMin>, 2},
+  };
+  for (const auto& e : entries) {
+    auto reg = [&](const auto& list) -> oar_status_t {
+      for (oar_dtype_t d : list)
+        if (oar_status_t st = sdk::register_kernel(r, e.op, {d}, e.fn, "kp-cpu")) return st;
+      return OAR_STATUS_OK;
+    };
+    oar_status_t st = e.dtypes == 0 ? reg(sdk::kAllDTypes) : e.dtypes == 1 ? reg(sdk::kFloatDTypes) : reg(sdk::kNumericDTypes);
+    if (st) return st;
+  }
+  return OAR_STATUS_OK;
+}
+
+}  // namespace oar_cpu

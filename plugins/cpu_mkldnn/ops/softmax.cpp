@@ -1,0 +1,8 @@
+// CPU softmax kernels (to be filled in).
+#include "ops/ops.h"
+
+namespace oar_cpu {
+
+oar_status_t register_softmax_kernels(const oar_kernel_registrar*) { return OAR_STATUS_OK; }
+
+}  // namespace oar_cpu

@@ -1,0 +1,44 @@
+// Element types of oar tensors and the rules that combine them.
+// DType values equal the ABI's oar_dtype_t constants so they cross the plugin
+// boundary unchanged. Promotion follows PyTorch: bool < integers < floating
+// types; within a category the wider type wins; mixing f16 and bf16 gives f32;
+// mixing u8 with a signed integer gives the next signed type that holds both.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "oar/abi/oar_abi_types.h"
+
+namespace oar {
+
+enum class DType : int32_t {
+  f32 = OAR_DTYPE_F32,
+  f64 = OAR_DTYPE_F64,
+  f16 = OAR_DTYPE_F16,
+  bf16 = OAR_DTYPE_BF16,
+  i8 = OAR_DTYPE_I8,
+  u8 = OAR_DTYPE_U8,
+  i32 = OAR_DTYPE_I32,
+  i64 = OAR_DTYPE_I64,
+  boolean = OAR_DTYPE_BOOL,
+};
+constexpr int kNumDTypes = OAR_DTYPE_COUNT;
+
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);  // "f32", "bool", ...
+// Accepts oar names and common aliases ("float32", "float", "int64", "long").
+// Throws DTypeError naming the bad string.
+DType dtype_from_name(std::string_view name);
+bool is_floating(DType dtype);
+bool is_integral(DType dtype);  // bool excluded
+bool is_valid_dtype(int32_t value);
+DType promote_types(DType a, DType b);
+inline constexpr DType all_dtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
+                                       DType::u8,  DType::i32, DType::i64, DType::boolean};
+
+inline std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+
+}  // namespace oar

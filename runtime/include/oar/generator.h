@@ -1,0 +1,17 @@
+// Seeded random number state. Random kernels use counter-based Philox
+// (kernel_primitives/include/oar/kp/philox.h) keyed by (seed, offset), so the
+// same seed gives the same numbers on every device; dispatch hands each random
+// op the seed and a fresh offset range.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+namespace oar {
+
+void manual_seed(uint64_t seed);
+uint64_t initial_seed();
+// Reserves `count` random values; returns (seed, offset of the first).
+std::pair<uint64_t, uint64_t> reserve_random(uint64_t count);
+
+}  // namespace oar

@@ -1,0 +1,36 @@
+// The registry of op schemas, filled from the catalog at start-up. Lookup by
+// name throws NotImplementedError for an op that does not exist, naming the
+// closest known op; a schema's `id` indexes fast per-op tables elsewhere.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oar/op_schema.h"
+
+namespace oar {
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  const OpSchema& get(const std::string& name) const;
+  const OpSchema* find(const std::string& name) const;
+  const std::vector<std::unique_ptr<OpSchema>>& all() const { return schemas_; }
+  void add(OpSchema schema);  // throws if the name is taken
+
+ private:
+  OpRegistry();
+  std::vector<std::unique_ptr<OpSchema>> schemas_;
+  std::unordered_map<std::string, OpSchema*> by_name_;
+};
+
+// Catalog sections (runtime/src/catalog/*.cpp), each adding its ops.
+void register_elementwise_ops(OpRegistry& r);
+void register_reduction_ops(OpRegistry& r);
+void register_creation_ops(OpRegistry& r);
+void register_indexing_ops(OpRegistry& r);
+void register_nn_ops(OpRegistry& r);
+
+}  // namespace oar

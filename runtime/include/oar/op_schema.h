@@ -1,0 +1,111 @@
+// Op schemas: the typed description of an op (inputs, outputs, attributes with
+// defaults), how the core prepares its inputs (dtype promotion, broadcasting,
+// contiguity) and the shape/dtype inference that sizes its outputs. The
+// catalog (runtime/src/catalog/) declares every op once with these types; the
+// registry, oar-info, bindings and generated tests all read it from there.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "oar/device.h"
+#include "oar/dtype.h"
+#include "oar/shape.h"
+
+namespace oar {
+
+class Tensor;
+
+enum class AttrType { kInt, kFloat, kBool, kString, kInts, kFloats, kDType };
+const char* attr_type_name(AttrType t);
+
+using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
+                               std::vector<double>, DType>;
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  std::optional<AttrValue> default_value;  // nullopt: required
+};
+
+// Attribute values by name, in schema order once normalised by dispatch.
+class Attrs {
+ public:
+  Attrs() = default;
+  Attrs(std::initializer_list<std::pair<std::string, AttrValue>> items) : items_(items) {}
+  Attrs& set(const std::string& name, AttrValue value);
+  bool has(const std::string& name) const;
+  const AttrValue& get(const std::string& name) const;  // throws ValueError if absent
+  int64_t get_int(const std::string& name) const;
+  double get_float(const std::string& name) const;
+  bool get_bool(const std::string& name) const;
+  const std::string& get_string(const std::string& name) const;
+  const std::vector<int64_t>& get_ints(const std::string& name) const;
+  DType get_dtype(const std::string& name) const;
+  const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
+
+ private:
+  std::vector<std::pair<std::string, AttrValue>> items_;
+};
+
+// How dispatch prepares tensor inputs before inference and the kernel.
+enum class DTypePolicy {
+  kNone,             // inputs reach the kernel in their own dtypes
+  kPromote,          // the `promoted` inputs are cast to their common dtype
+  kPromoteToFloat,   // as kPromote, then integers/bool become f32
+};
+
+enum class AmpCategory { kNone, kLowerPrecision, kFullPrecision, kPromote };
+
+struct InputSpec {
+  std::string name;
+  bool variadic = false;  // a list of tensors (concat, stack); only the last input
+  bool optional = false;  // may be an undefined Tensor
+  bool promoted = true;   // takes part in dtype promotion
+  bool in_signature = true;  // its dtype is part of the kernel key (false for optional inputs)
+};
+
+struct TensorMeta {
+  Shape shape;
+  DType dtype;
+};
+
+struct OpSchema;
+
+struct InferContext {
+  const OpSchema& schema;
+  const std::vector<Tensor>& inputs;
+  const Attrs& attrs;
+  Device device;
+
+  const Tensor& input(size_t i) const;
+  const Shape& shape(size_t i) const;
+  DType dtype(size_t i) const;
+  int64_t ndim(size_t i) const;
+};
+
+using InferFn = std::function<std::vector<TensorMeta>(const InferContext&)>;
+
+struct OpSchema {
+  std::string name;
+  std::vector<InputSpec> inputs;
+  std::vector<std::string> outputs;  // empty + variadic_outputs: count from inference
+  std::vector<AttrSpec> attrs;
+  InferFn infer;
+  DTypePolicy dtype_policy = DTypePolicy::kNone;
+  bool broadcast = false;        // expand tensor inputs to the broadcast shape
+  bool strided_inputs = false;   // kernels accept any strides; else inputs made contiguous
+  bool variadic_outputs = false;
+  bool needs_generator = false;  // dispatch fills attrs "seed" and "offset"
+  bool creation = false;         // no tensor inputs; device comes from the call
+  AmpCategory amp = AmpCategory::kNone;
+  std::string doc;
+  int32_t id = -1;  // set by the registry
+};
+
+}  // namespace oar

@@ -1,0 +1,33 @@
+// Finding and opening device plugins: directories from OAR_PLUGIN_PATH, then
+// (unless OAR_PLUGIN_DEFAULT_DIR=0) the plugin directory beside
+// liboar_core.so. Each liboar_plugin_*.so is opened with Boost.DLL in local
+// symbol scope, its entry symbol called with the host table, and its versions,
+// struct sizes and required entries checked. Nothing here aborts: every
+// failure becomes a SkippedPlugin with the precise reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oar/runtime.h"
+
+namespace oar {
+
+struct PluginLoadResult {
+  std::unique_ptr<LoadedPlugin> plugin;  // null when skipped
+  std::string reason;
+};
+
+std::vector<std::string> plugin_search_dirs();
+std::vector<std::string> list_plugin_files(const std::string& dir);
+PluginLoadResult load_plugin(const std::string& path);
+
+// The ABI entry table (oar_plugin_entries.def) as data, for oar-info and docs.
+struct AbiEntryInfo {
+  const char* name;
+  bool required;
+  int since_minor;
+};
+const std::vector<AbiEntryInfo>& abi_entries();
+
+}  // namespace oar

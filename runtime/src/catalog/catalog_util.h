@@ -1,0 +1,71 @@
+// Small builders shared by the catalog sections, so each op entry reads as a
+// declaration: name, inputs, attributes, inference.
+#pragma once
+
+#include <limits>
+
+#include "oar/error.h"
+#include "oar/op_registry.h"
+#include "oar/tensor.h"
+
+namespace oar::catalog {
+
+inline AttrSpec attr(const std::string& name, AttrType type) { return {name, type, std::nullopt}; }
+inline AttrSpec attr(const std::string& name, AttrType type, AttrValue def) {
+  return {name, type, std::move(def)};
+}
+inline InputSpec optional_input(const std::string& name) {
+  InputSpec s{name};
+  s.optional = true;
+  s.in_signature = false;
+  s.promoted = false;
+  return s;
+}
+inline InputSpec unpromoted(const std::string& name) {
+  InputSpec s{name};
+  s.promoted = false;
+  return s;
+}
+inline InputSpec variadic(const std::string& name) {
+  InputSpec s{name};
+  s.variadic = true;
+  return s;
+}
+
+// Output shape of an elementwise op: the broadcast of all defined inputs.
+inline Shape broadcast_all(const InferContext& c) {
+  Shape out;
+  bool first = true;
+  for (const auto& t : c.inputs) {
+    if (!t.defined()) continue;
+    out = first ? t.shape() : broadcast_shapes(out, t.shape());
+    first = false;
+  }
+  return out;
+}
+
+inline void require_floating(const InferContext& c, size_t i) {
+  if (!is_floating(c.dtype(i)))
+    throw DTypeError(str("op '", c.schema.name, "' requires a floating-point input '",
+                         c.schema.inputs[std::min(i, c.schema.inputs.size() - 1)].name,
+                         "', got ", dtype_name(c.dtype(i))));
+}
+
+inline void require_integral_index(const InferContext& c, size_t i) {
+  DType d = c.dtype(i);
+  if (d != DType::i64 && d != DType::i32)
+    throw DTypeError(str("op '", c.schema.name, "': index input '",
+                         c.schema.inputs[std::min(i, c.schema.inputs.size() - 1)].name,
+                         "' must be i64 or i32, got ", dtype_name(d)));
+}
+
+inline void require_ndim(const InferContext& c, size_t i, int64_t ndim) {
+  if (c.ndim(i) != ndim)
+    throw ShapeError(str("op '", c.schema.name, "': input '",
+                         c.schema.inputs[std::min(i, c.schema.inputs.size() - 1)].name,
+                         "' must have ", ndim, " dimensions, got shape ", shape_str(c.shape(i))));
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace oar::catalog

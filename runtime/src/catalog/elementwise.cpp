@@ -1,0 +1,148 @@
+// Catalog: elementwise ops. Each runs on strided, broadcast inputs; dtype
+// promotion is declared here and applied by dispatch, so kernels see one dtype.
+#include "catalog_util.h"
+
+namespace oar {
+
+using namespace catalog;
+
+namespace {
+
+std::vector<TensorMeta> same_dtype(const InferContext& c) {
+  DType d = DType::f32;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.inputs[i].defined() && c.schema.inputs[std::min(i, c.schema.inputs.size() - 1)].promoted) {
+      d = c.dtype(i);
+      break;
+    }
+  return {{broadcast_all(c), d}};
+}
+std::vector<TensorMeta> bool_out(const InferContext& c) { return {{broadcast_all(c), DType::boolean}}; }
+
+std::vector<TensorMeta> numeric_not_bool(const InferContext& c) {
+  if (c.dtype(0) == DType::boolean)
+    throw DTypeError(str("op '", c.schema.name, "' does not accept bool tensors"));
+  return same_dtype(c);
+}
+
+OpSchema unary(const std::string& name, DTypePolicy policy, std::string doc,
+               std::vector<AttrSpec> attrs = {}, InferFn infer = same_dtype) {
+  OpSchema s;
+  s.name = name;
+  s.inputs = {InputSpec{"x"}};
+  s.outputs = {"y"};
+  s.attrs = std::move(attrs);
+  s.infer = std::move(infer);
+  s.dtype_policy = policy;
+  s.broadcast = true;
+  s.strided_inputs = true;
+  s.doc = std::move(doc);
+  return s;
+}
+
+OpSchema binary(const std::string& name, DTypePolicy policy, std::string doc,
+                InferFn infer = same_dtype, std::vector<std::string> in = {"a", "b"}) {
+  OpSchema s = unary(name, policy, std::move(doc), {}, std::move(infer));
+  s.inputs = {InputSpec{in[0]}, InputSpec{in[1]}};
+  return s;
+}
+
+}  // namespace
+
+void register_elementwise_ops(OpRegistry& r) {
+  const auto P = DTypePolicy::kPromote;
+  const auto F = DTypePolicy::kPromoteToFloat;
+  // unary, floating results (integers are computed as f32)
+  r.add(unary("exp", F, "e^x"));
+  r.add(unary("log", F, "natural logarithm"));
+  r.add(unary("sqrt", F, "square root"));
+  r.add(unary("rsqrt", F, "1 / sqrt(x)"));
+  r.add(unary("sin", F, "sine"));
+  r.add(unary("cos", F, "cosine"));
+  r.add(unary("tanh", F, "hyperbolic tangent"));
+  r.add(unary("sigmoid", F, "1 / (1 + e^-x)"));
+  r.add(unary("gelu", F, "x * Phi(x); approximate='tanh' uses the tanh formula",
+              {attr("approximate", AttrType::kString, std::string("none"))},
+              [](const InferContext& c) {
+                const auto& a = c.attrs.get_string("approximate");
+                if (a != "none" && a != "tanh")
+                  throw ValueError(str("gelu: approximate must be 'none' or 'tanh', got '", a, "'"));
+                return same_dtype(c);
+              }));
+  r.add(unary("silu", F, "x * sigmoid(x)"));
+  r.add(unary("leaky_relu", F, "x if x > 0 else negative_slope * x",
+              {attr("negative_slope", AttrType::kFloat, 0.01)}));
+  r.add(unary("square", P, "x * x", {}, numeric_not_bool));
+  // unary, same dtype
+  r.add(unary("neg", P, "-x", {}, numeric_not_bool));
+  r.add(unary("abs", P, "|x|", {}, numeric_not_bool));
+  r.add(unary("relu", P, "max(x, 0)", {}, numeric_not_bool));
+  r.add(unary("clamp", P, "min(max(x, min), max); bounds given as floats",
+              {attr("min", AttrType::kFloat, -kInf), attr("max", AttrType::kFloat, kInf)},
+              [](const InferContext& c) {
+                if (c.attrs.get_float("min") > c.attrs.get_float("max"))
+                  throw ValueError(str("clamp: min ", c.attrs.get_float("min"), " > max ",
+                                       c.attrs.get_float("max")));
+                return numeric_not_bool(c);
+              }));
+  r.add(unary("logical_not", DTypePolicy::kNone, "x == 0", {}, bool_out));
+  r.add(unary("cast", DTypePolicy::kNone, "convert to dtype (float to int truncates toward zero)",
+              {attr("dtype", AttrType::kDType)}, [](const InferContext& c) {
+                return std::vector<TensorMeta>{{c.shape(0), c.attrs.get_dtype("dtype")}};
+              }));
+  r.add(unary("copy", DTypePolicy::kNone, "contiguous copy (also strided copy into an output)"));
+
+  // binary arithmetic
+  r.add(binary("add", P, "a + b"));
+  r.add(binary("sub", P, "a - b"));
+  r.add(binary("mul", P, "a * b"));
+  r.add(binary("div", F, "a / b (true division)"));
+  r.add(binary("pow", P, "a ^ b"));
+  r.add(binary("maximum", P, "elementwise max (NaN propagates)"));
+  r.add(binary("minimum", P, "elementwise min (NaN propagates)"));
+  // comparisons and logic
+  for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"})
+    r.add(binary(n, P, std::string("comparison ") + n + ", bool result", bool_out));
+  for (const char* n : {"logical_and", "logical_or", "logical_xor"})
+    r.add(binary(n, DTypePolicy::kNone, std::string(n) + " of (a != 0, b != 0), bool result",
+                 [](const InferContext& c) {
+                   if (c.dtype(0) != c.dtype(1))
+                     throw DTypeError(str("op '", c.schema.name, "' needs inputs of one dtype, got ",
+                                          dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1))));
+                   return bool_out(c);
+                 }));
+  // gradient helpers of activations: (grad, saved) -> grad_x
+  r.add(binary("sigmoid_backward", F, "grad * y * (1 - y), y = sigmoid(x)", same_dtype, {"grad", "y"}));
+  r.add(binary("tanh_backward", F, "grad * (1 - y^2), y = tanh(x)", same_dtype, {"grad", "y"}));
+  r.add(binary("silu_backward", F, "grad * d silu(x)/dx", same_dtype, {"grad", "x"}));
+  {
+    OpSchema s = binary("gelu_backward", F, "grad * d gelu(x)/dx", same_dtype, {"grad", "x"});
+    s.attrs = {attr("approximate", AttrType::kString, std::string("none"))};
+    r.add(std::move(s));
+  }
+  r.add(binary("relu_backward", P, "grad where x > 0 else 0", same_dtype, {"grad", "x"}));
+  {
+    OpSchema s = binary("leaky_relu_backward", F, "grad where x > 0 else negative_slope * grad",
+                        same_dtype, {"grad", "x"});
+    s.attrs = {attr("negative_slope", AttrType::kFloat, 0.01)};
+    r.add(std::move(s));
+  }
+
+  // ternary
+  OpSchema where;
+  where.name = "where";
+  where.inputs = {unpromoted("condition"), InputSpec{"a"}, InputSpec{"b"}};
+  where.outputs = {"y"};
+  where.infer = [](const InferContext& c) {
+    if (c.dtype(0) != DType::boolean)
+      throw DTypeError(str("where: condition must be bool, got ", dtype_name(c.dtype(0))));
+    return std::vector<TensorMeta>{{broadcast_all(c), c.dtype(1)}};
+  };
+  where.dtype_policy = P;
+  where.broadcast = true;
+  where.strided_inputs = true;
+  where.doc = "a where condition else b";
+  r.add(std::move(where));
+}
+
+}  // namespace oar

@@ -1,0 +1,390 @@
+#include "oar/dispatch.h"
+
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "oar/error.h"
+#include "oar/flags.h"
+#include "oar/generator.h"
+#include "oar/kernel_registry.h"
+#include "oar/log.h"
+#include "oar/op_registry.h"
+#include "oar/runtime.h"
+
+namespace oar {
+
+namespace {
+
+struct WorkspaceList {
+  Device device;
+  std::vector<Storage> blocks;
+};
+
+std::mutex g_fallback_mutex;
+std::map<std::pair<std::string, std::string>, int64_t> g_fallback_counts;
+std::atomic<int64_t> g_fallback_total{0};
+
+// Converts a user-given attribute value to the schema's type where that is lossless.
+AttrValue coerce_attr(const OpSchema& op, const AttrSpec& spec, const AttrValue& v) {
+  auto bad = [&]() -> AttrValue {
+    throw ValueError(str("op '", op.name, "': attribute '", spec.name, "' expects ",
+                         attr_type_name(spec.type)));
+  };
+  switch (spec.type) {
+    case AttrType::kInt:
+      if (auto p = std::get_if<int64_t>(&v)) return *p;
+      if (auto p = std::get_if<bool>(&v)) return int64_t(*p);
+      if (auto p = std::get_if<double>(&v)) {
+        if (std::floor(*p) == *p && std::isfinite(*p)) return int64_t(*p);
+      }
+      return bad();
+    case AttrType::kFloat:
+      if (auto p = std::get_if<double>(&v)) return *p;
+      if (auto p = std::get_if<int64_t>(&v)) return double(*p);
+      if (auto p = std::get_if<bool>(&v)) return double(*p);
+      return bad();
+    case AttrType::kBool:
+      if (auto p = std::get_if<bool>(&v)) return *p;
+      if (auto p = std::get_if<int64_t>(&v)) {
+        if (*p == 0 || *p == 1) return *p == 1;
+      }
+      return bad();
+    case AttrType::kString:
+      if (std::holds_alternative<std::string>(v)) return v;
+      return bad();
+    case AttrType::kInts:
+      if (std::holds_alternative<std::vector<int64_t>>(v)) return v;
+      if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p};
+      return bad();
+    case AttrType::kFloats:
+      if (std::holds_alternative<std::vector<double>>(v)) return v;
+      if (auto p = std::get_if<std::vector<int64_t>>(&v))
+        return std::vector<double>(p->begin(), p->end());
+      return bad();
+    case AttrType::kDType:
+      if (std::holds_alternative<DType>(v)) return v;
+      if (auto p = std::get_if<std::string>(&v)) return dtype_from_name(*p);
+      return bad();
+  }
+  return bad();
+}
+
+Attrs normalize_attrs(const OpSchema& op, const Attrs& given) {
+  for (const auto& [name, value] : given.items()) {
+    bool known = false;
+    for (const auto& spec : op.attrs) known |= spec.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto& spec : op.attrs) names += (names.empty() ? "" : ", ") + spec.name;
+      throw ValueError(str("op '", op.name, "' has no attribute '", name, "' (attributes: ",
+                           names.empty() ? "none" : names, ")"));
+    }
+  }
+  Attrs out;
+  for (const auto& spec : op.attrs) {
+    if (given.has(spec.name)) {
+      out.set(spec.name, coerce_attr(op, spec, given.get(spec.name)));
+    } else if (spec.default_value) {
+      out.set(spec.name, *spec.default_value);
+    } else {
+      throw ValueError(str("op '", op.name, "': missing required attribute '", spec.name, "' (",
+                           attr_type_name(spec.type), ")"));
+    }
+  }
+  return out;
+}
+
+std::string signature_str(const std::vector<DType>& sig) {
+  std::string s = "(";
+  for (size_t i = 0; i < sig.size(); ++i) s += (i ? ", " : "") + std::string(dtype_name(sig[i]));
+  return s + ")";
+}
+
+// Index of the schema input spec each tensor argument belongs to.
+size_t spec_of(const OpSchema& op, size_t arg) {
+  return std::min(arg, op.inputs.size() - 1);
+}
+
+void check_inputs(const OpSchema& op, const std::vector<Tensor>& inputs) {
+  bool variadic = !op.inputs.empty() && op.inputs.back().variadic;
+  size_t fixed = variadic ? op.inputs.size() - 1 : op.inputs.size();
+  if (variadic ? inputs.size() < fixed + 1 : inputs.size() != fixed)
+    throw ValueError(str("op '", op.name, "' takes ", variadic ? "at least " : "",
+                         variadic ? fixed + 1 : fixed, " tensor input(s), got ", inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputSpec& spec = op.inputs[spec_of(op, i)];
+    if (!inputs[i].defined() && !spec.optional)
+      throw ValueError(str("op '", op.name, "': input '", spec.name, "' is undefined"));
+  }
+}
+
+Device common_device(const OpSchema& op, const std::vector<Tensor>& inputs,
+                     const CallOptions& options) {
+  std::optional<Device> device;
+  size_t first = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    Device d = inputs[i].device();
+    if (!device) {
+      device = d;
+      first = i;
+    } else if (*device != d) {
+      throw DeviceError(str("op '", op.name, "': expected all tensors on the same device, but input '",
+                            op.inputs[spec_of(op, first)].name, "' is on ", device->str(),
+                            " and input '", op.inputs[spec_of(op, i)].name, "' is on ", d.str()));
+    }
+  }
+  if (device) return *device;
+  return options.device ? *options.device : Device::default_device();
+}
+
+std::vector<Tensor> apply_dtype_policy(const OpSchema& op, const std::vector<Tensor>& inputs) {
+  if (op.dtype_policy == DTypePolicy::kNone) return inputs;
+  std::optional<DType> common;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined() || !op.inputs[spec_of(op, i)].promoted) continue;
+    common = common ? promote_types(*common, inputs[i].dtype()) : inputs[i].dtype();
+  }
+  if (!common) return inputs;
+  if (op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = DType::f32;
+  std::vector<Tensor> out = inputs;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].defined() && op.inputs[spec_of(op, i)].promoted && out[i].dtype() != *common)
+      out[i] = out[i].to(*common);
+  return out;
+}
+
+void record_fallback(const OpSchema& op, const std::string& device_type,
+                     const std::vector<DType>& sig) {
+  std::string mode = Flags::instance().get("OAR_FALLBACK");
+  if (mode == "error")
+    throw NotImplementedError(str("op '", op.name, "' has no kernel for ", signature_str(sig),
+                                  " on device type '", device_type,
+                                  "' and OAR_FALLBACK=error forbids running it on the CPU"));
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(g_fallback_mutex);
+    first = g_fallback_counts[{op.name, device_type}]++ == 0;
+  }
+  ++g_fallback_total;
+  if (first && mode == "warn")
+    log_message(LogLevel::kWarning,
+                str("op '", op.name, "' has no kernel for ", signature_str(sig), " on '",
+                    device_type, "'; running it on the CPU (warned once; OAR_FALLBACK=error "
+                    "makes this an error)"));
+}
+
+std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_inputs,
+                        const Attrs& attrs, Device device, const std::vector<Tensor>* given_outputs);
+
+std::vector<Tensor> run_fallback(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                 const Attrs& attrs, Device device) {
+  Device cpu{Runtime::get().cpu_type(), 0};
+  std::vector<Tensor> moved;
+  for (const auto& t : inputs) moved.push_back(t.defined() ? t.to(cpu) : t);
+  std::vector<Tensor> outs = run(op, moved, attrs, cpu, nullptr);
+  for (auto& t : outs) t = t.to(device);
+  return outs;
+}
+
+std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_inputs,
+                        const Attrs& attrs, Device device, const std::vector<Tensor>* given_outputs) {
+  std::vector<Tensor> inputs = apply_dtype_policy(op, raw_inputs);
+  InferContext ictx{op, inputs, attrs, device};
+  std::vector<TensorMeta> metas = op.infer(ictx);
+  if (!op.variadic_outputs && metas.size() != op.outputs.size())
+    throw InternalError(str("op '", op.name, "': inference produced ", metas.size(),
+                            " outputs, schema declares ", op.outputs.size()));
+
+  // Kernel signature from the prepared inputs.
+  std::vector<DType> sig;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    size_t s = spec_of(op, i);
+    if (!op.inputs[s].in_signature) continue;
+    if (op.inputs[s].variadic && i > s) continue;  // a list contributes its first dtype
+    sig.push_back(inputs[i].dtype());
+  }
+  Runtime& rt = Runtime::get();
+  const auto& registry = KernelRegistry::instance();
+  const std::vector<KernelEntry>* impls = registry.lookup(op.id, device.type, sig.data(), sig.size());
+  if (impls == nullptr) {
+    auto sigs = registry.signatures(op.id, device.type);
+    bool cpu_has = device.type != rt.cpu_type() && rt.cpu_type() >= 0 &&
+                   registry.lookup(op.id, rt.cpu_type(), sig.data(), sig.size()) != nullptr;
+    if (cpu_has && given_outputs == nullptr) {
+      record_fallback(op, device.type_name(), sig);
+      return run_fallback(op, raw_inputs, attrs, device);
+    }
+    if (sigs.empty())
+      throw NotImplementedError(str("op '", op.name, "' has no kernel on device type '",
+                                    device.type_name(), "'"));
+    std::string have;
+    for (const auto& s : sigs) have += (have.empty() ? "" : ", ") + signature_str(s);
+    throw DTypeError(str("op '", op.name, "' does not support dtype ", signature_str(sig), " on ",
+                         device.type_name(), "; supported: ", have));
+  }
+
+  // Elementwise ops see every input at the output shape (stride 0 where broadcast).
+  if (op.broadcast && !metas.empty()) {
+    for (auto& t : inputs)
+      if (t.defined() && t.shape() != metas[0].shape) t = t.expand(metas[0].shape);
+  }
+  if (!op.strided_inputs)
+    for (auto& t : inputs)
+      if (t.defined()) t = t.contiguous();
+
+  std::vector<Tensor> outputs;
+  if (given_outputs) {
+    outputs = *given_outputs;
+  } else {
+    outputs.reserve(metas.size());
+    for (const auto& m : metas) outputs.push_back(Tensor::empty(m.shape, m.dtype, device));
+  }
+  bool all_empty = !outputs.empty();
+  for (const auto& t : outputs) all_empty &= t.numel() == 0;
+  if (all_empty) return outputs;
+
+  // Views and attributes in ABI form; they point into tensors and attrs alive here.
+  auto make_view = [](const Tensor& t) {
+    oar_tensor_view v{};
+    v.struct_size = sizeof(v);
+    if (!t.defined()) return v;
+    v.data = t.storage_data();
+    v.offset = t.offset();
+    v.dtype = static_cast<oar_dtype_t>(t.dtype());
+    v.ndim = static_cast<int32_t>(t.dim());
+    v.shape = t.shape().data();
+    v.strides = t.strides().data();
+    return v;
+  };
+  std::vector<oar_tensor_view> in_views, out_views;
+  in_views.reserve(inputs.size());
+  for (const auto& t : inputs) in_views.push_back(make_view(t));
+  for (const auto& t : outputs) out_views.push_back(make_view(t));
+  std::vector<oar_attr> abi_attrs;
+  abi_attrs.reserve(attrs.items().size());
+  for (const auto& [name, value] : attrs.items()) {
+    oar_attr a{};
+    a.struct_size = sizeof(a);
+    a.name = name.c_str();
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, int64_t>) a.kind = OAR_ATTR_INT, a.i = v;
+          else if constexpr (std::is_same_v<V, double>) a.kind = OAR_ATTR_FLOAT, a.f = v;
+          else if constexpr (std::is_same_v<V, bool>) a.kind = OAR_ATTR_BOOL, a.i = v;
+          else if constexpr (std::is_same_v<V, std::string>) a.kind = OAR_ATTR_STRING, a.s = v.c_str();
+          else if constexpr (std::is_same_v<V, std::vector<int64_t>>)
+            a.kind = OAR_ATTR_INTS, a.ints = v.data(), a.count = int64_t(v.size());
+          else if constexpr (std::is_same_v<V, std::vector<double>>)
+            a.kind = OAR_ATTR_FLOATS, a.floats = v.data(), a.count = int64_t(v.size());
+          else a.kind = OAR_ATTR_DTYPE, a.i = static_cast<int64_t>(v);
+        },
+        value);
+    abi_attrs.push_back(a);
+  }
+  WorkspaceList workspace{device, {}};
+  oar_kernel_context ctx{};
+  ctx.struct_size = sizeof(ctx);
+  ctx.host = Runtime::host_api();
+  ctx.op_name = op.name.c_str();
+  ctx.device_index = device.index;
+  ctx.stream = nullptr;
+  ctx.inputs = in_views.data();
+  ctx.num_inputs = static_cast<int32_t>(in_views.size());
+  ctx.outputs = out_views.data();
+  ctx.num_outputs = static_cast<int32_t>(out_views.size());
+  ctx.attrs = abi_attrs.data();
+  ctx.num_attrs = static_cast<int32_t>(abi_attrs.size());
+  ctx.host_context = &workspace;
+
+  std::string reasons;
+  for (const auto& impl : *impls) {
+    if (impl.supports) {
+      char reason[512] = {0};
+      if (!impl.supports(&ctx, reason, sizeof(reason))) {
+        reasons += str(reasons.empty() ? "" : "; ", impl.impl_name, ": ", reason);
+        continue;
+      }
+    }
+    Runtime::take_last_error();
+    oar_status_t st = impl.fn(&ctx);
+    if (st != OAR_STATUS_OK) {
+      std::string msg = Runtime::take_last_error();
+      throw_status(st, str("op '", op.name, "' on ", device.str(), " (", impl.impl_name,
+                           "): ", msg.empty() ? status_name(st) : msg));
+    }
+    return outputs;
+  }
+  throw NotImplementedError(str("op '", op.name, "' on ", device.str(),
+                                ": no implementation accepts these arguments (", reasons, ")"));
+}
+
+}  // namespace
+
+oar_status_t dispatch_workspace_allocate(void* host_context, uint64_t size, void** out) {
+  auto* ws = static_cast<WorkspaceList*>(host_context);
+  try {
+    Storage s = allocate_storage(ws->device, size);
+    *out = s->data();
+    ws->blocks.push_back(std::move(s));
+    return OAR_STATUS_OK;
+  } catch (const std::exception& e) {
+    Runtime::host_api()->set_error(OAR_STATUS_OUT_OF_MEMORY, e.what());
+    return OAR_STATUS_OUT_OF_MEMORY;
+  }
+}
+
+std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& given,
+                         const CallOptions& options) {
+  check_inputs(op, inputs);
+  Attrs attrs = normalize_attrs(op, given);
+  Device device = common_device(op, inputs, options);
+  if (op.needs_generator && attrs.has("seed") && attrs.get_int("seed") < 0) {
+    // Offsets advance by an upper bound of values drawn; inference would be exact,
+    // but a generous bound keeps streams of different ops disjoint.
+    int64_t count = 1;
+    if (!inputs.empty() && inputs[0].defined()) count = inputs[0].numel();
+    if (attrs.has("shape")) count = numel_of(attrs.get_ints("shape"));
+    auto [seed, offset] = reserve_random(static_cast<uint64_t>(std::max<int64_t>(count, 1)));
+    attrs.set("seed", int64_t(seed & 0x7fffffffffffffffULL));
+    attrs.set("offset", int64_t(offset));
+  }
+  return run(op, inputs, attrs, device, nullptr);
+}
+
+std::vector<Tensor> call(const std::string& op, const std::vector<Tensor>& inputs,
+                         const Attrs& attrs, const CallOptions& options) {
+  return call(OpRegistry::instance().get(op), inputs, attrs, options);
+}
+
+Tensor call1(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+             const CallOptions& options) {
+  auto outs = call(op, inputs, attrs, options);
+  return outs.at(0);
+}
+
+void call_out(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& given,
+              const std::vector<Tensor>& outputs) {
+  check_inputs(op, inputs);
+  Attrs attrs = normalize_attrs(op, given);
+  Device device = common_device(op, inputs, {});
+  for (const auto& o : outputs)
+    if (o.device() != device)
+      throw DeviceError(str("op '", op.name, "': output is on ", o.device().str(),
+                            " but inputs are on ", device.str()));
+  run(op, inputs, attrs, device, &outputs);
+}
+
+int64_t fallback_count(const std::string& op, const std::string& device_type) {
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  auto it = g_fallback_counts.find({op, device_type});
+  return it == g_fallback_counts.end() ? 0 : it->second;
+}
+
+int64_t fallback_count_total() { return g_fallback_total.load(); }
+
+}  // namespace oar

@@ -1,0 +1,28 @@
+// Every OAR_* flag the project knows, in one table. docs/flags.md and
+// `oar-info` list these; adding a flag means adding a row here.
+#include "oar/flags.h"
+
+namespace oar {
+
+std::vector<FlagDefinition> builtin_flag_definitions() {
+  return {
+      {"OAR_DEVICE", FlagType::kString, "cpu",
+       "Default device for new tensors and modules, e.g. cpu, cuda:0, opencl:1.", {}},
+      {"OAR_PLUGIN_PATH", FlagType::kString, "",
+       "Colon-separated directories searched for liboar_plugin_*.so before the default one.", {}},
+      {"OAR_PLUGIN_DEFAULT_DIR", FlagType::kBool, "1",
+       "Also search the plugin directory installed beside liboar_core.so.", {}},
+      {"OAR_FALLBACK", FlagType::kChoice, "warn",
+       "What happens when a device lacks a kernel and a CPU kernel exists: warn (run on CPU, "
+       "warn once per op and device), error (raise), or silent.",
+       {"warn", "error", "silent"}},
+      {"OAR_LOG_LEVEL", FlagType::kChoice, "warning", "Minimum level of log messages printed.",
+       {"debug", "info", "warning", "error"}},
+      {"OAR_NUM_THREADS", FlagType::kInt, "0",
+       "Threads used by CPU kernels; 0 means one per core.", {}},
+      {"OAR_CACHING_ALLOCATOR", FlagType::kBool, "1",
+       "Reuse freed device blocks instead of returning them to the plugin.", {}},
+  };
+}
+
+}  // namespace oar

@@ -1,0 +1,208 @@
+#include "oar/runtime.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "oar/error.h"
+#include "oar/flags.h"
+#include "oar/kernel_registry.h"
+#include "oar/log.h"
+#include "oar/plugin_loader.h"
+
+namespace oar {
+
+namespace {
+
+thread_local std::string t_last_error;
+thread_local oar_status_t t_last_code = OAR_STATUS_OK;
+
+void host_set_error(oar_status_t code, const char* message) {
+  t_last_code = code;
+  t_last_error = message ? message : "";
+}
+
+void host_log(oar_log_level_t level, const char* message) {
+  log_message(static_cast<LogLevel>(level), message ? message : "");
+}
+
+int32_t host_get_flag(const char* name, char* buffer, size_t size) {
+  if (buffer == nullptr || size == 0) return 0;
+  buffer[0] = '\0';
+  if (name == nullptr || !Flags::instance().is_defined(name)) return 0;
+  std::string v = Flags::instance().get(name);
+  std::snprintf(buffer, size, "%s", v.c_str());
+  return 1;
+}
+
+oar_status_t host_workspace_allocate(void* host_context, uint64_t size, void** out);
+
+const oar_host_api kHostApi = {
+    sizeof(oar_host_api), OAR_ABI_VERSION_MAJOR, OAR_ABI_VERSION_MINOR, host_set_error,
+    host_log,             host_get_flag,         host_workspace_allocate,
+};
+
+}  // namespace
+
+// Defined in dispatch.cpp, which owns the per-call workspace list.
+oar_status_t dispatch_workspace_allocate(void* host_context, uint64_t size, void** out);
+namespace {
+oar_status_t host_workspace_allocate(void* host_context, uint64_t size, void** out) {
+  return dispatch_workspace_allocate(host_context, size, out);
+}
+}  // namespace
+
+const oar_host_api* Runtime::host_api() { return &kHostApi; }
+
+std::string Runtime::take_last_error() {
+  std::string msg = std::move(t_last_error);
+  t_last_error.clear();
+  t_last_code = OAR_STATUS_OK;
+  return msg;
+}
+
+const char* status_name(oar_status_t status) {
+  switch (status) {
+    case OAR_STATUS_OK: return "OK";
+    case OAR_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case OAR_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+    case OAR_STATUS_UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case OAR_STATUS_UNSUPPORTED: return "UNSUPPORTED";
+    case OAR_STATUS_VERSION_MISMATCH: return "VERSION_MISMATCH";
+    case OAR_STATUS_DEVICE_ERROR: return "DEVICE_ERROR";
+    case OAR_STATUS_NOT_READY: return "NOT_READY";
+    case OAR_STATUS_TIMEOUT: return "TIMEOUT";
+    case OAR_STATUS_INTERNAL: return "INTERNAL";
+    case OAR_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
+  }
+  return "UNKNOWN_STATUS";
+}
+
+void throw_status(oar_status_t status, const std::string& message) {
+  switch (status) {
+    case OAR_STATUS_INVALID_ARGUMENT: throw ValueError(message);
+    case OAR_STATUS_OUT_OF_RANGE: throw IndexError(message);
+    case OAR_STATUS_UNIMPLEMENTED:
+    case OAR_STATUS_UNSUPPORTED: throw NotImplementedError(message);
+    case OAR_STATUS_OUT_OF_MEMORY:
+    case OAR_STATUS_DEVICE_ERROR: throw DeviceError(message);
+    default: throw PluginError(message);
+  }
+}
+
+void Runtime::check(oar_status_t status, const LoadedPlugin& plugin, const char* call) {
+  if (status == OAR_STATUS_OK) return;
+  std::string msg = take_last_error();
+  throw_status(status, str("plugin '", plugin.name, "': ", call, " failed (",
+                           status_name(status), "): ",
+                           msg.empty() ? "the plugin gave no message" : msg));
+}
+
+Runtime& Runtime::get() {
+  // Never destroyed: plugin code must stay mapped for tensors freed at exit.
+  static Runtime* runtime = new Runtime();
+  return *runtime;
+}
+
+Runtime::Runtime() { load_all(); }
+
+void Runtime::load_all() {
+  for (const auto& name : Flags::instance().unknown_environment_names())
+    log_message(LogLevel::kWarning,
+                str("unknown environment variable ", name,
+                    " ignored: it names no oar flag (oar-info lists them)"));
+  searched_dirs_ = plugin_search_dirs();
+  for (const auto& dir : searched_dirs_) {
+    for (const auto& path : list_plugin_files(dir)) {
+      PluginLoadResult r = load_plugin(path);
+      if (!r.plugin) {
+        skipped_.push_back({path, r.reason});
+        log_message(LogLevel::kInfo, str("skipped plugin ", path, ": ", r.reason));
+        continue;
+      }
+      LoadedPlugin& p = *r.plugin;
+      if (find_device_type(p.device_type) >= 0) {
+        skipped_.push_back({path, str("device type '", p.device_type,
+                                      "' is already provided by an earlier plugin")});
+        continue;
+      }
+      try {
+        int32_t count = 0;
+        check(p.api->device_count(&count), p, "device_count");
+        for (int32_t i = 0; i < count; ++i) {
+          oar_device_properties props{};
+          props.struct_size = sizeof(props);
+          check(p.api->device_get_properties(i, &props), p, "device_get_properties");
+          oar_device_capabilities caps{};
+          caps.struct_size = sizeof(caps);
+          check(p.api->device_get_capabilities(i, &caps), p, "device_get_capabilities");
+          p.properties.push_back(props);
+          p.capabilities.push_back(caps);
+        }
+        p.device_count = count;
+        int32_t type_id = static_cast<int32_t>(device_type_names_.size());
+        std::vector<std::string> errors;
+        oar_kernel_registrar registrar =
+            KernelRegistry::instance().make_registrar(type_id, p.device_type.c_str(), &errors);
+        check(p.api->register_kernels(&registrar), p, "register_kernels");
+        for (const auto& e : errors)
+          log_message(LogLevel::kWarning, str("plugin '", p.name, "': ", e));
+        p.device_type_id = type_id;
+        device_type_names_.push_back(p.device_type);
+        plugin_by_type_.push_back(&p);
+        allocators_.emplace_back(count);
+        if (p.device_type == "cpu") cpu_type_ = type_id;
+        plugins_.push_back(std::move(r.plugin));
+      } catch (const Error& e) {
+        skipped_.push_back({path, e.what()});
+      }
+    }
+  }
+}
+
+int32_t Runtime::find_device_type(const std::string& name) const {
+  for (size_t i = 0; i < device_type_names_.size(); ++i)
+    if (device_type_names_[i] == name) return static_cast<int32_t>(i);
+  return -1;
+}
+
+const std::string& Runtime::device_type_name(int32_t type) const {
+  static const std::string unknown = "<unknown>";
+  if (type < 0 || static_cast<size_t>(type) >= device_type_names_.size()) return unknown;
+  return device_type_names_[type];
+}
+
+const LoadedPlugin& Runtime::plugin_for(Device device) const {
+  if (device.type < 0 || static_cast<size_t>(device.type) >= plugin_by_type_.size())
+    throw DeviceError(str("invalid device (type id ", device.type, ")"));
+  const LoadedPlugin& p = *plugin_by_type_[device.type];
+  if (device.index < 0 || device.index >= p.device_count)
+    throw DeviceError(str("device index ", device.index, " out of range for '", p.device_type,
+                          "' (", p.device_count, " device(s))"));
+  return p;
+}
+
+const oar_device_capabilities& Runtime::capabilities(Device device) const {
+  return plugin_for(device).capabilities[device.index];
+}
+
+bool Runtime::host_accessible(Device device) const {
+  return (capabilities(device).flags & OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY) != 0;
+}
+
+CachingAllocator& Runtime::allocator(Device device) {
+  const LoadedPlugin& p = plugin_for(device);
+  auto& slot = allocators_[device.type][device.index];
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!slot) slot = std::make_unique<CachingAllocator>(device, p.api, p.name);
+  return *slot;
+}
+
+std::vector<Device> Runtime::devices() const {
+  std::vector<Device> out;
+  for (const auto& p : plugins_)
+    for (int32_t i = 0; i < p->device_count; ++i) out.push_back(Device{p->device_type_id, i});
+  return out;
+}
+
+}  // namespace oar

@@ -1,0 +1,415 @@
+#include "oar/tensor.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "oar/dispatch.h"
+#include "oar/error.h"
+#include "oar/op_registry.h"
+#include "oar/runtime.h"
+
+namespace oar {
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw ValueError("operation on an undefined tensor");
+  return *impl_;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  check_shape_nonnegative(shape);
+  if (!is_valid_dtype(static_cast<int32_t>(dtype)))
+    throw DTypeError(str("invalid dtype value ", static_cast<int32_t>(dtype)));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = allocate_storage(device, size_t(numel_of(shape)) * dtype_size(dtype));
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::empty_strided(const Shape& shape, const Shape& strides, DType dtype, Device device) {
+  check_shape_nonnegative(shape);
+  if (shape.size() != strides.size())
+    throw ShapeError(str("empty_strided: shape ", shape_str(shape), " and strides ",
+                         shape_str(strides), " differ in length"));
+  int64_t extent = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) extent = 0;
+    if (strides[i] < 0) throw ShapeError("empty_strided: negative stride");
+  }
+  if (extent != 0)
+    for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * strides[i];
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = allocate_storage(device, size_t(extent) * dtype_size(dtype));
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
+  CallOptions opts;
+  opts.device = device;
+  return call1("fill", {}, {{"shape", shape}, {"value", value}, {"dtype", dtype}}, opts);
+}
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+  return full(shape, 0.0, dtype, device);
+}
+Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) {
+  return full(shape, 1.0, dtype, device);
+}
+
+Tensor Tensor::from_host(const void* src, int64_t count, const Shape& shape, DType dtype,
+                         Device device) {
+  check_shape_nonnegative(shape);
+  if (count != numel_of(shape))
+    throw ShapeError(str("from_host: ", count, " values cannot fill shape ", shape_str(shape),
+                         " (", numel_of(shape), " elements)"));
+  Tensor t = empty(shape, dtype, device);
+  size_t nbytes = size_t(count) * dtype_size(dtype);
+  if (nbytes == 0) return t;
+  if (src == nullptr) throw ValueError("from_host: null source pointer");
+  const LoadedPlugin& p = Runtime::get().plugin_for(device);
+  Runtime::check(p.api->memory_copy_h2d(device.index, t.storage_data(), 0, src, nbytes), p,
+                 "memory_copy_h2d");
+  return t;
+}
+
+int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim())]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  const auto& sh = shape();
+  const auto& st = strides();
+  for (size_t i = sh.size(); i-- > 0;) {
+    if (sh[i] == 1) continue;
+    if (sh[i] == 0) return true;
+    if (st[i] != expected) return false;
+    expected *= sh[i];
+  }
+  return true;
+}
+
+void* Tensor::data_ptr() const {
+  if (!Runtime::get().host_accessible(device()))
+    throw DeviceError(str("data_ptr: memory of ", device().str(),
+                          " is not host-accessible; copy the tensor to cpu first"));
+  return static_cast<char*>(storage_data()) + offset() * int64_t(itemsize());
+}
+
+Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = storage();
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = dtype();
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, int64_t offset) const {
+  check_shape_nonnegative(shape);
+  if (shape.size() != strides.size())
+    throw ShapeError("as_strided: shape and strides differ in length");
+  int64_t lo = offset, hi = offset;
+  bool empty = numel_of(shape) == 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) continue;
+    int64_t span = (shape[i] - 1) * strides[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  int64_t capacity = int64_t(storage()->nbytes() / itemsize());
+  if (!empty && (lo < 0 || hi >= capacity))
+    throw IndexError(str("as_strided: view ", shape_str(shape), " with strides ",
+                         shape_str(strides), " and offset ", offset,
+                         " exceeds the storage of ", capacity, " elements"));
+  return make_view(shape, strides, offset);
+}
+
+namespace {
+Shape infer_view_shape(const Shape& requested, int64_t numel) {
+  Shape shape = requested;
+  int64_t known = 1;
+  int infer_at = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer_at >= 0) throw ShapeError("only one dimension can be inferred (-1)");
+      infer_at = int(i);
+    } else if (shape[i] < 0) {
+      throw ShapeError(str("invalid shape ", shape_str(requested), ": negative dimension"));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer_at >= 0) {
+    if (known == 0 || numel % known != 0)
+      throw ShapeError(str("shape ", shape_str(requested), " is invalid for input of size ", numel));
+    shape[infer_at] = numel / known;
+  } else if (known != numel) {
+    throw ShapeError(str("shape ", shape_str(requested), " is invalid for input of size ", numel));
+  }
+  return shape;
+}
+
+// Strides for viewing (old_shape, old_strides) as new_shape without a copy, or
+// nothing if the memory layout does not allow it (PyTorch's computeStride).
+std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strides,
+                                  const Shape& new_shape) {
+  if (old_shape.empty()) return Shape(new_shape.size(), 1);
+  if (numel_of(old_shape) == 0) return contiguous_strides(new_shape);
+  Shape new_strides(new_shape.size());
+  int64_t view_d = int64_t(new_shape.size()) - 1;
+  int64_t chunk_base_stride = old_strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = int64_t(old_shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old_shape[d];
+    if (d == 0 || (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        new_strides[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = old_strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return new_strides;
+}
+}  // namespace
+
+Tensor Tensor::view(const Shape& requested) const {
+  Shape shape = infer_view_shape(requested, numel());
+  auto strides = view_strides(this->shape(), this->strides(), shape);
+  if (!strides)
+    throw ShapeError(str("view ", shape_str(shape), " is not compatible with the strides ",
+                         shape_str(this->strides()), " of a tensor of shape ",
+                         shape_str(this->shape()), "; use reshape() (which copies)"));
+  return make_view(shape, *strides, offset());
+}
+
+Tensor Tensor::reshape(const Shape& requested) const {
+  Shape shape = infer_view_shape(requested, numel());
+  if (auto strides = view_strides(this->shape(), this->strides(), shape))
+    return make_view(shape, *strides, offset());
+  return contiguous().view(shape);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (dim() == 0) return reshape({1});
+  int64_t s = normalize_axis(start_dim, dim()), e = normalize_axis(end_dim, dim());
+  if (s > e) throw IndexError(str("flatten: start_dim ", start_dim, " is after end_dim ", end_dim));
+  Shape shape(this->shape().begin(), this->shape().begin() + s);
+  int64_t n = 1;
+  for (int64_t i = s; i <= e; ++i) n *= this->shape()[i];
+  shape.push_back(n);
+  shape.insert(shape.end(), this->shape().begin() + e + 1, this->shape().end());
+  return reshape(shape);
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  if (dim() == 0) return *this;
+  int64_t a = normalize_axis(dim0, dim()), b = normalize_axis(dim1, dim());
+  Shape sh = shape(), st = strides();
+  std::swap(sh[a], sh[b]);
+  std::swap(st[a], st[b]);
+  return make_view(sh, st, offset());
+}
+
+Tensor Tensor::t() const {
+  if (dim() > 2) throw ShapeError(str("t() expects a tensor with <= 2 dimensions, got ", dim()));
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  if (int64_t(dims.size()) != dim())
+    throw ShapeError(str("permute: got ", dims.size(), " dims for a tensor with ", dim(),
+                         " dimensions"));
+  Shape sh(dims.size()), st(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = normalize_axis(dims[i], dim());
+    if (seen[d]) throw ValueError(str("permute: dimension ", d, " repeated"));
+    seen[d] = true;
+    sh[i] = shape()[d];
+    st[i] = strides()[d];
+  }
+  return make_view(sh, st, offset());
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  d = normalize_axis(d, dim());
+  if (dim() == 0) throw IndexError("slice: cannot slice a 0-d tensor");
+  if (step <= 0) throw ValueError(str("slice: step must be positive, got ", step));
+  int64_t n = shape()[d];
+  auto clampi = [n](int64_t v) { return v < 0 ? std::max<int64_t>(v + n, 0) : std::min(v, n); };
+  start = clampi(start);
+  end = clampi(end);
+  int64_t len = end > start ? (end - start + step - 1) / step : 0;
+  Shape sh = shape(), st = strides();
+  sh[d] = len;
+  st[d] *= step;
+  return make_view(sh, st, offset() + start * strides()[d]);
+}
+
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  d = normalize_axis(d, dim());
+  if (start < 0) start += shape()[d];
+  if (start < 0 || length < 0 || start + length > shape()[d])
+    throw IndexError(str("narrow: range [", start, ", ", start + length, ") out of bounds for dimension ",
+                         d, " of size ", shape()[d]));
+  return slice(d, start, start + length);
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  d = normalize_axis(d, dim());
+  if (dim() == 0) throw IndexError("select: cannot index a 0-d tensor");
+  int64_t n = shape()[d];
+  if (index < -n || index >= n)
+    throw IndexError(str("index ", index, " is out of bounds for dimension ", d, " with size ", n));
+  if (index < 0) index += n;
+  Shape sh = shape(), st = strides();
+  sh.erase(sh.begin() + d);
+  st.erase(st.begin() + d);
+  return make_view(sh, st, offset() + index * strides()[d]);
+}
+
+Tensor Tensor::expand(const Shape& target) const {
+  if (target.size() < shape().size())
+    throw ShapeError(str("expand: target ", shape_str(target), " has fewer dimensions than ",
+                         shape_str(shape())));
+  size_t lead = target.size() - shape().size();
+  Shape sh(target.size()), st(target.size());
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (i < lead) {
+      if (target[i] < 0) throw ShapeError("expand: -1 not allowed in a new leading dimension");
+      sh[i] = target[i];
+      st[i] = 0;
+      continue;
+    }
+    int64_t cur = shape()[i - lead];
+    int64_t want = target[i] == -1 ? cur : target[i];
+    if (cur == want) {
+      sh[i] = cur;
+      st[i] = strides()[i - lead];
+    } else if (cur == 1) {
+      sh[i] = want;
+      st[i] = 0;
+    } else {
+      throw ShapeError(str("expand: cannot expand shape ", shape_str(shape()), " to ",
+                           shape_str(target), " (dimension ", i, ": ", cur, " vs ", want, ")"));
+    }
+  }
+  return make_view(sh, st, offset());
+}
+
+Tensor Tensor::squeeze() const {
+  Shape sh, st;
+  for (size_t i = 0; i < shape().size(); ++i)
+    if (shape()[i] != 1) sh.push_back(shape()[i]), st.push_back(strides()[i]);
+  return make_view(sh, st, offset());
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  if (dim() == 0) return *this;
+  d = normalize_axis(d, dim());
+  if (shape()[d] != 1) return *this;
+  Shape sh = shape(), st = strides();
+  sh.erase(sh.begin() + d);
+  st.erase(st.begin() + d);
+  return make_view(sh, st, offset());
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  d = normalize_axis(d, dim() + 1);
+  Shape sh = shape(), st = strides();
+  int64_t stride = d < dim() ? sh[d] * st[d] : 1;
+  sh.insert(sh.begin() + d, 1);
+  st.insert(st.begin() + d, stride);
+  return make_view(sh, st, offset());
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return call1("copy", {*this});
+}
+
+Tensor Tensor::clone() const { return call1("copy", {*this}); }
+
+Tensor Tensor::to(DType dt) const {
+  if (dt == dtype()) return *this;
+  return call1("cast", {*this}, {{"dtype", dt}});
+}
+
+Tensor Tensor::to(Device target) const {
+  if (target == device()) return *this;
+  Tensor src = contiguous();
+  Tensor dst = empty(shape(), dtype(), target);
+  size_t nbytes = size_t(numel()) * itemsize();
+  if (nbytes == 0) return dst;
+  Runtime& rt = Runtime::get();
+  const LoadedPlugin& sp = rt.plugin_for(src.device());
+  const LoadedPlugin& dp = rt.plugin_for(target);
+  uint64_t src_off = uint64_t(src.offset()) * itemsize();
+  if (rt.host_accessible(src.device())) {
+    Runtime::check(dp.api->memory_copy_h2d(target.index, dst.storage_data(), 0, src.data_ptr(), nbytes),
+                   dp, "memory_copy_h2d");
+  } else if (rt.host_accessible(target)) {
+    Runtime::check(sp.api->memory_copy_d2h(src.device().index, dst.data_ptr(), src.storage_data(),
+                                           src_off, nbytes),
+                   sp, "memory_copy_d2h");
+  } else {
+    std::vector<char> staging(nbytes);
+    Runtime::check(sp.api->memory_copy_d2h(src.device().index, staging.data(), src.storage_data(),
+                                           src_off, nbytes),
+                   sp, "memory_copy_d2h");
+    Runtime::check(dp.api->memory_copy_h2d(target.index, dst.storage_data(), 0, staging.data(), nbytes),
+                   dp, "memory_copy_h2d");
+  }
+  return dst;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  Tensor s = src.to(device()).to(dtype());
+  if (s.shape() != shape()) s = s.expand(shape());
+  call_out(OpRegistry::instance().get("copy"), {s}, {}, {*this});
+  return *this;
+}
+
+void Tensor::copy_to_host(void* dst, DType as) const {
+  Tensor t = to(as).contiguous();
+  size_t nbytes = size_t(t.numel()) * t.itemsize();
+  if (nbytes == 0) return;
+  const LoadedPlugin& p = Runtime::get().plugin_for(t.device());
+  Runtime::check(p.api->memory_copy_d2h(t.device().index, dst, t.storage_data(),
+                                        uint64_t(t.offset()) * t.itemsize(), nbytes),
+                 p, "memory_copy_d2h");
+}
+
+double Tensor::item() const {
+  if (numel() != 1)
+    throw ValueError(str("item() needs a tensor with one element, got shape ", shape_str(shape())));
+  double v;
+  copy_to_host(&v, DType::f64);
+  return v;
+}
+
+std::string Tensor::to_string() const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream os;
+  os << "Tensor(shape=" << shape_str(shape()) << ", dtype=" << dtype() << ", device=" << device()
+     << ", values=[";
+  auto values = to_vector<double>();
+  for (size_t i = 0; i < values.size() && i < 64; ++i) os << (i ? ", " : "") << values[i];
+  if (values.size() > 64) os << ", ...";
+  os << "])";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+}  // namespace oar
