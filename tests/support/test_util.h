@@ -14,7 +14,12 @@
 namespace oar::testing {
 
 // Every present device (all loaded plugins, all indices).
-inline std::vector<Device> devices() { return Runtime::get().devices(); }
+// An empty list is a failure: a suite must never pass by running nothing.
+inline std::vector<Device> devices() {
+  auto list = Runtime::get().devices();
+  if (list.empty()) ADD_FAILURE() << "no device is loaded; tests would run nothing";
+  return list;
+}
 
 inline std::vector<double> host_values(const Tensor& t) { return t.to_vector<double>(); }
 

@@ -14,3 +14,4 @@
 #include "oar/op_registry.h"
 #include "oar/runtime.h"
 #include "oar/tensor.h"
+#include "oar/dlpack.h"
