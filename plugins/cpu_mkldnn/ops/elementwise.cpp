@@ -1,6 +1,7 @@
 // CPU elementwise kernels: every unary/binary functor from
 // kernel_primitives/ instantiated over the CPU elementwise primitive, plus
 // where, cast and copy. No op semantics are written here.
+#include <cstring>
 #include <limits>
 
 #include "oar/kp/cpu/elementwise.h"
@@ -23,9 +24,11 @@ template <class T> Operand<T> operand(const oar_tensor_view& v) {
 template <class Op>
 Op make_functor(const sdk::KernelArgs& a) {
   Op op;
-  std::string name = a.context().op_name;
-  if (name == "leaky_relu" || name == "leaky_relu_backward") op.p0 = a.attr_float("negative_slope");
-  if (name == "clamp") {
+  // Only three functors take parameters; plain ops skip the attribute lookup.
+  const char* name = Op::op_name;
+  if (!std::strcmp(name, "leaky_relu") || !std::strcmp(name, "leaky_relu_backward"))
+    op.p0 = a.attr_float("negative_slope");
+  if (!std::strcmp(name, "clamp")) {
     op.p0 = a.attr_float("min");
     op.p1 = a.attr_float("max");
   }
