@@ -118,6 +118,9 @@ void check_inputs(const OpSchema& op, const std::vector<Tensor>& inputs) {
     const InputSpec& spec = op.inputs[spec_of(op, i)];
     if (!inputs[i].defined() && !spec.optional)
       throw ValueError(str("op '", op.name, "': input '", spec.name, "' is undefined"));
+    if (inputs[i].defined() && inputs[i].dim() > OAR_MAX_DIMS)
+      throw ShapeError(str("op '", op.name, "': input '", spec.name, "' has ", inputs[i].dim(),
+                           " dimensions; kernels support at most ", OAR_MAX_DIMS));
   }
 }
 

@@ -50,8 +50,15 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 }
 
 void check_shape_nonnegative(const Shape& shape) {
-  for (int64_t d : shape)
+  if (shape.size() > 16)
+    throw ShapeError(str("shape ", shape_str(shape), " has ", shape.size(), " dimensions; at most 16 are supported"));
+  int64_t n = 1;
+  for (int64_t d : shape) {
     if (d < 0) throw ShapeError(str("negative dimension in shape ", shape_str(shape)));
+    // Overflow of the element count (or of its byte size) would allocate garbage.
+    if (__builtin_mul_overflow(n, d, &n) || n > (int64_t(1) << 56))
+      throw ShapeError(str("shape ", shape_str(shape), " has too many elements"));
+  }
 }
 
 }  // namespace oar
