@@ -46,7 +46,7 @@ DataPtr CachingAllocator::allocate(size_t nbytes, oar_stream_t stream) {
   if (it != free_.end() && it->first.first == stream && it->first.second <= 2 * size) {
     ptr = it->second;
     size = it->first.second;
-    free_.erase(it);
+    spare_free_nodes_.push_back(free_.extract(it));
     ++stats_.num_cache_hits;
   } else {
     try {
@@ -61,7 +61,16 @@ DataPtr CachingAllocator::allocate(size_t nbytes, oar_stream_t stream) {
       ptr = plugin_allocate(size);
     }
   }
-  in_use_[ptr] = Block{size, stream};
+  // Reuse map nodes from earlier frees so steady-state allocation does no malloc.
+  if (!spare_in_use_nodes_.empty()) {
+    auto node = std::move(spare_in_use_nodes_.back());
+    spare_in_use_nodes_.pop_back();
+    node.key() = ptr;
+    node.mapped() = Block{size, stream};
+    in_use_.insert(std::move(node));
+  } else {
+    in_use_[ptr] = Block{size, stream};
+  }
   stats_.allocated += size;
   if (stats_.allocated > stats_.peak_allocated) stats_.peak_allocated = stats_.allocated;
   return DataPtr{ptr, this, &CachingAllocator::free_block};
@@ -76,10 +85,18 @@ void CachingAllocator::give_back(void* ptr) {
   auto it = in_use_.find(ptr);
   if (it == in_use_.end()) return;
   Block b = it->second;
-  in_use_.erase(it);
+  spare_in_use_nodes_.push_back(in_use_.extract(it));
   stats_.allocated -= b.size;
   if (caching_) {
-    free_.emplace(std::make_pair(b.stream, b.size), ptr);
+    if (!spare_free_nodes_.empty()) {
+      auto node = std::move(spare_free_nodes_.back());
+      spare_free_nodes_.pop_back();
+      node.key() = {b.stream, b.size};
+      node.mapped() = ptr;
+      free_.insert(std::move(node));
+    } else {
+      free_.emplace(std::make_pair(b.stream, b.size), ptr);
+    }
   } else {
     api_->memory_free(device_.index, ptr);
     stats_.reserved -= b.size;

@@ -1,5 +1,6 @@
 #include "oar/dispatch.h"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <map>
@@ -204,6 +205,7 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
 
   // Kernel signature from the prepared inputs.
   std::vector<DType> sig;
+  sig.reserve(op.inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     size_t s = spec_of(op, i);
     if (!op.inputs[s].in_signature) continue;
@@ -263,10 +265,16 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
     v.strides = t.strides().data();
     return v;
   };
-  std::vector<oar_tensor_view> in_views, out_views;
-  in_views.reserve(inputs.size());
-  for (const auto& t : inputs) in_views.push_back(make_view(t));
-  for (const auto& t : outputs) out_views.push_back(make_view(t));
+  // Small argument lists (almost every op) live on the stack.
+  constexpr size_t kInline = 8;
+  std::array<oar_tensor_view, kInline> in_inline, out_inline;
+  std::vector<oar_tensor_view> in_heap, out_heap;
+  oar_tensor_view* in_views = in_inline.data();
+  oar_tensor_view* out_views = out_inline.data();
+  if (inputs.size() > kInline) in_heap.resize(inputs.size()), in_views = in_heap.data();
+  if (outputs.size() > kInline) out_heap.resize(outputs.size()), out_views = out_heap.data();
+  for (size_t i = 0; i < inputs.size(); ++i) in_views[i] = make_view(inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) out_views[i] = make_view(outputs[i]);
   std::vector<oar_attr> abi_attrs;
   abi_attrs.reserve(attrs.items().size());
   for (const auto& [name, value] : attrs.items()) {
@@ -296,10 +304,10 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   ctx.op_name = op.name.c_str();
   ctx.device_index = device.index;
   ctx.stream = nullptr;
-  ctx.inputs = in_views.data();
-  ctx.num_inputs = static_cast<int32_t>(in_views.size());
-  ctx.outputs = out_views.data();
-  ctx.num_outputs = static_cast<int32_t>(out_views.size());
+  ctx.inputs = in_views;
+  ctx.num_inputs = static_cast<int32_t>(inputs.size());
+  ctx.outputs = out_views;
+  ctx.num_outputs = static_cast<int32_t>(outputs.size());
   ctx.attrs = abi_attrs.data();
   ctx.num_attrs = static_cast<int32_t>(abi_attrs.size());
   ctx.host_context = &workspace;

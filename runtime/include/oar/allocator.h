@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "oar/abi/oar_plugin.h"
 #include "oar/device.h"
@@ -54,7 +55,10 @@ class CachingAllocator {
   bool caching_;
   mutable std::mutex mutex_;
   std::unordered_map<void*, Block> in_use_;
-  std::multimap<std::pair<oar_stream_t, size_t>, void*> free_;  // (stream, size) -> block
+  using FreeMap = std::multimap<std::pair<oar_stream_t, size_t>, void*>;  // (stream, size) -> block
+  FreeMap free_;
+  std::vector<std::unordered_map<void*, Block>::node_type> spare_in_use_nodes_;
+  std::vector<FreeMap::node_type> spare_free_nodes_;
   AllocatorStats stats_;
 };
 

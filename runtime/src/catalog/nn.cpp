@@ -1,8 +1,365 @@
-// Catalog: nn ops (to be filled in).
+// Catalog: neural-network ops and the backward ops their gradient formulas
+// call: matmul, conv2d, max/avg pooling, batch/layer norm, softmax and
+// log_softmax. Layout is NCHW; semantics and attribute names follow PyTorch.
+// All shape, dtype and attribute validation happens here, so kernels only
+// compute. Backward ops take the attributes of their forward op.
+#include <algorithm>
+#include <array>
+
 #include "catalog_util.h"
 
 namespace oar {
 
-void register_nn_ops(OpRegistry&) {}
+using namespace catalog;
+
+namespace {
+
+using Pair = std::array<int64_t, 2>;
+
+const std::string& op_name(const InferContext& c) { return c.schema.name; }
+
+// Spatial attribute of one or two values (one value means both dims), each >= min.
+Pair pair_attr(const InferContext& c, const char* name, int64_t min) {
+  const auto& v = c.attrs.get_ints(name);
+  if (v.size() != 1 && v.size() != 2)
+    throw ValueError(str("op '", op_name(c), "': attribute '", name, "' needs 1 or 2 values, got ",
+                         shape_str(v)));
+  for (int64_t x : v)
+    if (x < min)
+      throw ValueError(str("op '", op_name(c), "': attribute '", name, "' values must be >= ", min,
+                           ", got ", shape_str(v)));
+  return {v[0], v.back()};
+}
+
+void require_same_dtype(const InferContext& c, size_t i, size_t ref) {
+  if (c.inputs[i].defined() && c.dtype(i) != c.dtype(ref))
+    throw DTypeError(str("op '", op_name(c), "': input '", c.schema.inputs[i].name, "' has dtype ",
+                         dtype_name(c.dtype(i)), " but '", c.schema.inputs[ref].name, "' has ",
+                         dtype_name(c.dtype(ref))));
+}
+
+void require_shape(const InferContext& c, size_t i, const Shape& want) {
+  if (c.inputs[i].defined() && c.shape(i) != want)
+    throw ShapeError(str("op '", op_name(c), "': input '", c.schema.inputs[i].name, "' must have shape ",
+                         shape_str(want), ", got ", shape_str(c.shape(i))));
+}
+
+OpSchema make_op(const std::string& name, std::vector<InputSpec> inputs, std::vector<std::string> outputs,
+                 std::vector<AttrSpec> attrs, InferFn infer, std::string doc,
+                 DTypePolicy policy = DTypePolicy::kPromote, AmpCategory amp = AmpCategory::kNone) {
+  OpSchema s;
+  s.name = name;
+  s.inputs = std::move(inputs);
+  s.outputs = std::move(outputs);
+  s.attrs = std::move(attrs);
+  s.infer = std::move(infer);
+  s.dtype_policy = policy;
+  s.amp = amp;
+  s.doc = std::move(doc);
+  return s;
+}
+
+// ---- matmul ----
+
+std::vector<TensorMeta> matmul_infer(const InferContext& c) {
+  require_floating(c, 0);
+  const Shape &a = c.shape(0), &b = c.shape(1);
+  if (a.size() < 2 || b.size() < 2)
+    throw ShapeError(str("matmul: both operands need at least 2 dimensions, got a ", shape_str(a),
+                         " and b ", shape_str(b)));
+  if (a.back() != b[b.size() - 2])
+    throw ShapeError(str("matmul: inner dimensions differ: a ", shape_str(a), " has K = ", a.back(),
+                         " but b ", shape_str(b), " has K = ", b[b.size() - 2]));
+  Shape out;
+  try {
+    out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  } catch (const ShapeError&) {
+    throw ShapeError(str("matmul: batch dimensions of a ", shape_str(a), " and b ", shape_str(b),
+                         " do not broadcast"));
+  }
+  out.push_back(a[a.size() - 2]);
+  out.push_back(b.back());
+  return {{out, c.dtype(0)}};
+}
+
+// ---- conv2d ----
+
+struct ConvAttrs {
+  Pair stride, padding, dilation;
+  int64_t groups;
+};
+
+ConvAttrs conv_attrs(const InferContext& c) {
+  ConvAttrs p{pair_attr(c, "stride", 1), pair_attr(c, "padding", 0), pair_attr(c, "dilation", 1),
+              c.attrs.get_int("groups")};
+  if (p.groups < 1) throw ValueError(str("op '", op_name(c), "': groups must be >= 1, got ", p.groups));
+  return p;
+}
+
+std::vector<AttrSpec> conv_attr_specs() {
+  return {attr("stride", AttrType::kInts, std::vector<int64_t>{1, 1}),
+          attr("padding", AttrType::kInts, std::vector<int64_t>{0, 0}),
+          attr("dilation", AttrType::kInts, std::vector<int64_t>{1, 1}),
+          attr("groups", AttrType::kInt, int64_t(1))};
+}
+
+// Output shape of conv2d(x, w); names both shapes when they do not fit together.
+Shape conv_output(const InferContext& c, const Shape& x, const Shape& w, const ConvAttrs& p) {
+  const std::string& op = op_name(c);
+  if (x.size() != 4) throw ShapeError(str("op '", op, "': input must be 4-D [N, C, H, W], got ", shape_str(x)));
+  if (w.size() != 4)
+    throw ShapeError(str("op '", op, "': weight must be 4-D [C_out, C_in / groups, kH, kW], got ", shape_str(w)));
+  if (x[1] % p.groups || w[0] % p.groups || w[1] * p.groups != x[1])
+    throw ShapeError(str("op '", op, "': input ", shape_str(x), " has ", x[1], " channels but weight ",
+                         shape_str(w), " with groups = ", p.groups, " expects ", w[1] * p.groups,
+                         " (and C_out ", w[0], " divisible by groups)"));
+  Shape out{x[0], w[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    int64_t padded = x[2 + i] + 2 * p.padding[i];
+    int64_t extent = p.dilation[i] * (w[2 + i] - 1) + 1;
+    if (extent > padded)
+      throw ShapeError(str("op '", op, "': kernel of weight ", shape_str(w), " (dilated extent ", extent,
+                           ") is larger than the padded input ", shape_str(x), " (", padded, " with padding ",
+                           p.padding[i], ")"));
+    out[2 + i] = (padded - extent) / p.stride[i] + 1;
+  }
+  return out;
+}
+
+std::vector<TensorMeta> conv2d_infer(const InferContext& c) {
+  require_floating(c, 0);
+  ConvAttrs p = conv_attrs(c);
+  Shape out = conv_output(c, c.shape(0), c.shape(1), p);
+  if (c.inputs[2].defined()) {
+    require_same_dtype(c, 2, 0);
+    require_shape(c, 2, {c.shape(1)[0]});
+  }
+  return {{out, c.dtype(0)}};
+}
+
+Shape shape_attr(const InferContext& c, const char* name) {
+  const auto& s = c.attrs.get_ints(name);
+  if (s.size() != 4 || std::any_of(s.begin(), s.end(), [](int64_t v) { return v < 0; }))
+    throw ValueError(str("op '", op_name(c), "': attribute '", name, "' must be 4 sizes >= 0, got ", shape_str(s)));
+  return s;
+}
+
+void require_grad_shape(const InferContext& c, const Shape& expected) {
+  if (c.shape(0) != expected)
+    throw ShapeError(str("op '", op_name(c), "': grad_y has shape ", shape_str(c.shape(0)),
+                         " but the forward output shape is ", shape_str(expected)));
+}
+
+// ---- pooling ----
+
+struct PoolAttrs {
+  Pair kernel, stride, padding;
+  bool ceil_mode;
+};
+
+PoolAttrs pool_attrs(const InferContext& c) {
+  PoolAttrs p;
+  p.kernel = pair_attr(c, "kernel_size", 1);
+  p.stride = c.attrs.get_ints("stride").empty() ? p.kernel : pair_attr(c, "stride", 1);
+  p.padding = pair_attr(c, "padding", 0);
+  p.ceil_mode = c.attrs.get_bool("ceil_mode");
+  for (int i = 0; i < 2; ++i)
+    if (p.padding[i] * 2 > p.kernel[i])
+      throw ValueError(str("op '", op_name(c), "': padding ", p.padding[i], " must be at most half of kernel_size ",
+                           p.kernel[i]));
+  return p;
+}
+
+// PyTorch's pooling_output_shape: in ceil mode the last window must start
+// inside the input or the left padding.
+int64_t pool_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
+  int64_t num = in + 2 * p - k + (ceil_mode ? s - 1 : 0);
+  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+Shape pool_output(const InferContext& c, const Shape& x) {
+  if (x.size() != 4) throw ShapeError(str("op '", op_name(c), "': input must be 4-D [N, C, H, W], got ", shape_str(x)));
+  PoolAttrs p = pool_attrs(c);
+  Shape out{x[0], x[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    out[2 + i] = pool_size(x[2 + i], p.kernel[i], p.stride[i], p.padding[i], p.ceil_mode);
+    if (out[2 + i] <= 0)
+      throw ShapeError(str("op '", op_name(c), "': input ", shape_str(x), " is too small for kernel_size ",
+                           p.kernel[i], " with padding ", p.padding[i], " (output size ", out[2 + i], ")"));
+  }
+  return out;
+}
+
+std::vector<AttrSpec> pool_attr_specs(bool avg) {
+  std::vector<AttrSpec> a = {attr("kernel_size", AttrType::kInts),
+                             attr("stride", AttrType::kInts, std::vector<int64_t>{}),
+                             attr("padding", AttrType::kInts, std::vector<int64_t>{0, 0}),
+                             attr("ceil_mode", AttrType::kBool, false)};
+  if (avg) a.push_back(attr("count_include_pad", AttrType::kBool, true));
+  return a;
+}
+
+// ---- normalization ----
+
+std::vector<TensorMeta> batch_norm_infer(const InferContext& c) {
+  require_floating(c, 0);
+  const Shape& x = c.shape(0);
+  if (x.size() < 2) throw ShapeError(str("batch_norm: input must be [N, C, ...], got ", shape_str(x)));
+  for (size_t i = 1; i < 5; ++i) {
+    require_same_dtype(c, i, 0);
+    require_shape(c, i, {x[1]});
+  }
+  int64_t per_channel = numel_of(x) / std::max<int64_t>(x[1], 1);
+  if (c.attrs.get_bool("training") && per_channel <= 1 && x[1] > 0)
+    throw ValueError(str("batch_norm: expected more than 1 value per channel when training, got input ", shape_str(x)));
+  if (!c.attrs.get_bool("training") && (!c.inputs[3].defined() || !c.inputs[4].defined()))
+    throw ValueError("batch_norm: running_mean and running_var are required when training is false");
+  return {{x, c.dtype(0)}, {{x[1]}, c.dtype(0)}, {{x[1]}, c.dtype(0)}};
+}
+
+std::vector<TensorMeta> batch_norm_backward_infer(const InferContext& c) {
+  require_floating(c, 0);
+  const Shape& x = c.shape(1);
+  if (x.size() < 2) throw ShapeError(str("batch_norm_backward: x must be [N, C, ...], got ", shape_str(x)));
+  require_shape(c, 0, x);
+  for (size_t i = 1; i < 5; ++i) require_same_dtype(c, i, 0);
+  for (size_t i = 2; i < 5; ++i) require_shape(c, i, {x[1]});
+  return {{x, c.dtype(0)}, {{x[1]}, c.dtype(0)}, {{x[1]}, c.dtype(0)}};
+}
+
+// Splits x's shape at normalized_ndim: (leading dims, normalized dims).
+std::pair<Shape, Shape> layer_norm_split(const InferContext& c, const Shape& x) {
+  int64_t nd = c.attrs.get_int("normalized_ndim");
+  if (nd < 1 || nd > int64_t(x.size()))
+    throw ValueError(str("op '", op_name(c), "': normalized_ndim must be in [1, ", x.size(), "] for input ",
+                         shape_str(x), ", got ", nd));
+  return {Shape(x.begin(), x.end() - nd), Shape(x.end() - nd, x.end())};
+}
+
+std::vector<TensorMeta> layer_norm_infer(const InferContext& c) {
+  require_floating(c, 0);
+  auto [lead, norm] = layer_norm_split(c, c.shape(0));
+  for (size_t i = 1; i < 3; ++i) {
+    require_same_dtype(c, i, 0);
+    require_shape(c, i, norm);
+  }
+  return {{c.shape(0), c.dtype(0)}, {lead, c.dtype(0)}, {lead, c.dtype(0)}};
+}
+
+std::vector<TensorMeta> layer_norm_backward_infer(const InferContext& c) {
+  require_floating(c, 0);
+  auto [lead, norm] = layer_norm_split(c, c.shape(1));
+  require_shape(c, 0, c.shape(1));
+  for (size_t i = 1; i < 5; ++i) require_same_dtype(c, i, 0);
+  require_shape(c, 2, norm);
+  require_shape(c, 3, lead);
+  require_shape(c, 4, lead);
+  return {{c.shape(1), c.dtype(0)}, {norm, c.dtype(0)}, {norm, c.dtype(0)}};
+}
+
+// ---- softmax ----
+
+std::vector<TensorMeta> softmax_infer(const InferContext& c) {
+  require_floating(c, 0);
+  normalize_axis(c.attrs.get_int("dim"), std::max<int64_t>(c.ndim(0), 1));
+  for (size_t i = 1; i < c.inputs.size(); ++i) require_shape(c, i, c.shape(0));
+  return {{c.shape(0), c.dtype(0)}};
+}
+
+}  // namespace
+
+void register_nn_ops(OpRegistry& r) {
+  const auto none = DTypePolicy::kNone;
+  const auto lower = AmpCategory::kLowerPrecision;
+  const auto full = AmpCategory::kFullPrecision;
+
+  OpSchema mm = make_op("matmul", {InputSpec{"a"}, InputSpec{"b"}}, {"y"}, {}, matmul_infer,
+                        "a [..., M, K] @ b [..., K, N]; batch dims broadcast", DTypePolicy::kPromote, lower);
+  mm.strided_inputs = true;  // transposed operands reach oneDNN without a copy
+  r.add(std::move(mm));
+
+  r.add(make_op("conv2d", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"},
+                conv_attr_specs(), conv2d_infer,
+                "2-D convolution (cross-correlation) of x [N, C, H, W] with weight [C_out, C / groups, kH, kW]",
+                DTypePolicy::kPromote, lower));
+  {
+    auto attrs = conv_attr_specs();
+    attrs.insert(attrs.begin(), attr("input_shape", AttrType::kInts));
+    r.add(make_op("conv2d_backward_data", {InputSpec{"grad_y"}, InputSpec{"weight"}}, {"grad_x"}, attrs,
+                  [](const InferContext& c) {
+                    require_floating(c, 0);
+                    Shape x = shape_attr(c, "input_shape");
+                    require_grad_shape(c, conv_output(c, x, c.shape(1), conv_attrs(c)));
+                    return std::vector<TensorMeta>{{x, c.dtype(0)}};
+                  },
+                  "gradient of conv2d with respect to its input"));
+  }
+  {
+    auto attrs = conv_attr_specs();
+    attrs.insert(attrs.begin(), attr("weight_shape", AttrType::kInts));
+    r.add(make_op("conv2d_backward_weight", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_w"}, attrs,
+                  [](const InferContext& c) {
+                    require_floating(c, 0);
+                    Shape w = shape_attr(c, "weight_shape");
+                    require_grad_shape(c, conv_output(c, c.shape(1), w, conv_attrs(c)));
+                    return std::vector<TensorMeta>{{w, c.dtype(0)}};
+                  },
+                  "gradient of conv2d with respect to its weight"));
+  }
+
+  for (bool avg : {false, true}) {
+    std::string name = avg ? "avg_pool2d" : "max_pool2d";
+    r.add(make_op(name, {InputSpec{"x"}}, {"y"}, pool_attr_specs(avg),
+                  [](const InferContext& c) {
+                    require_floating(c, 0);
+                    return std::vector<TensorMeta>{{pool_output(c, c.shape(0)), c.dtype(0)}};
+                  },
+                  avg ? "2-D average pooling over x [N, C, H, W]" : "2-D max pooling over x [N, C, H, W]"));
+    r.add(make_op(name + "_backward", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_x"}, pool_attr_specs(avg),
+                  [](const InferContext& c) {
+                    require_floating(c, 0);
+                    require_grad_shape(c, pool_output(c, c.shape(1)));
+                    return std::vector<TensorMeta>{{c.shape(1), c.dtype(0)}};
+                  },
+                  "gradient of " + name + " with respect to x"));
+  }
+
+  r.add(make_op("batch_norm",
+                {InputSpec{"x"}, optional_input("weight"), optional_input("bias"), optional_input("running_mean"),
+                 optional_input("running_var")},
+                {"y", "save_mean", "save_var"},
+                {attr("training", AttrType::kBool, false), attr("eps", AttrType::kFloat, 1e-5)}, batch_norm_infer,
+                "batch normalization over dim 1 of x [N, C, ...]; training uses batch statistics (biased "
+                "variance) and returns them, inference uses and returns the running ones; running stats are "
+                "not updated",
+                none, full));
+  r.add(make_op("batch_norm_backward",
+                {InputSpec{"grad_y"}, InputSpec{"x"}, optional_input("weight"), InputSpec{"save_mean"},
+                 InputSpec{"save_var"}},
+                {"grad_x", "grad_weight", "grad_bias"}, {attr("eps", AttrType::kFloat, 1e-5)},
+                batch_norm_backward_infer, "training-mode gradient of batch_norm", none));
+  r.add(make_op("layer_norm", {InputSpec{"x"}, optional_input("weight"), optional_input("bias")},
+                {"y", "mean", "var"},
+                {attr("normalized_ndim", AttrType::kInt, int64_t(1)), attr("eps", AttrType::kFloat, 1e-5)},
+                layer_norm_infer,
+                "layer normalization over the last normalized_ndim dims; mean/var (biased) have the leading shape",
+                none, full));
+  r.add(make_op("layer_norm_backward",
+                {InputSpec{"grad_y"}, InputSpec{"x"}, optional_input("weight"), InputSpec{"mean"}, InputSpec{"var"}},
+                {"grad_x", "grad_weight", "grad_bias"},
+                {attr("normalized_ndim", AttrType::kInt, int64_t(1)), attr("eps", AttrType::kFloat, 1e-5)},
+                layer_norm_backward_infer, "gradient of layer_norm", none));
+
+  for (const char* name : {"softmax", "log_softmax"}) {
+    std::string n = name;
+    r.add(make_op(n, {InputSpec{"x"}}, {"y"}, {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
+                  n == "softmax" ? "exp(x) / sum(exp(x)) along dim" : "x - log(sum(exp(x))) along dim", none, full));
+    r.add(make_op(n + "_backward", {InputSpec{"grad_y"}, InputSpec{"y"}}, {"grad_x"},
+                  {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
+                  "gradient of " + n + " given its output y"));
+  }
+}
 
 }  // namespace oar
