@@ -64,14 +64,31 @@ const void* entry_value(const oar_plugin_api* api, size_t offset, size_t size) {
   return value;
 }
 
-std::string check_required_entries(const oar_plugin_api* api) {
-  std::string missing;
-#define OAR_PLUGIN_ENTRY(field, requirement, since)                                           \
-  if (#requirement[0] == 'R' &&                                                              \
-      entry_value(api, offsetof(oar_plugin_api, field), sizeof(api->field)) == nullptr)      \
-    missing += std::string(missing.empty() ? "" : ", ") + #field;
+struct EntryLayout {
+  const char* name;
+  bool required;
+  uint32_t since_minor;
+  size_t offset;
+  size_t size;
+};
+
+// The entry table with each field's position, from the same .def file.
+const EntryLayout kEntryLayouts[] = {
+#define OAR_PLUGIN_ENTRY(field, requirement, since)                                   \
+  {#field, #requirement[0] == 'R', since, offsetof(oar_plugin_api, field), \
+   sizeof(((oar_plugin_api*)nullptr)->field)},
 #include "oar/abi/oar_plugin_entries.def"
 #undef OAR_PLUGIN_ENTRY
+};
+
+std::string check_required_entries(const oar_plugin_api* api) {
+  std::string missing;
+  for (const auto& e : kEntryLayouts) {
+    // An entry added in a later minor version than the plugin's is not required of it.
+    if (!e.required || e.since_minor > api->abi_minor) continue;
+    if (entry_value(api, e.offset, e.size) == nullptr)
+      missing += std::string(missing.empty() ? "" : ", ") + e.name;
+  }
   return missing;
 }
 
