@@ -15,3 +15,4 @@
 #include "oar/runtime.h"
 #include "oar/tensor.h"
 #include "oar/dlpack.h"
+#include "oar/op_docs.h"

@@ -1,0 +1,32 @@
+// docs/ops.md is generated from the catalog; this fails when it is stale
+// (regenerate with: build/bin/oar-op-docs > docs/ops.md).
+#include <fstream>
+#include <sstream>
+
+#include "oar/op_docs.h"
+#include "test_util.h"
+
+TEST(OpDocs, DocsMatchCatalog) {
+  std::ifstream in(std::string(OAR_SOURCE_DIR) + "/docs/ops.md");
+  ASSERT_TRUE(in.good()) << "docs/ops.md is missing";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), oar::catalog_markdown())
+      << "docs/ops.md is stale: run build/bin/oar-op-docs > docs/ops.md";
+}
+
+TEST(OpDocs, EveryOpHasDocAndInference) {
+  for (const auto& op : oar::OpRegistry::instance().all()) {
+    EXPECT_FALSE(op->doc.empty()) << op->name;
+    EXPECT_TRUE(bool(op->infer)) << op->name;
+    EXPECT_FALSE(op->outputs.empty() && !op->variadic_outputs) << op->name;
+  }
+}
+
+TEST(OpDocs, EveryCatalogOpHasACpuKernel) {
+  int32_t cpu = oar::Runtime::get().cpu_type();
+  ASSERT_GE(cpu, 0);
+  for (const auto& op : oar::OpRegistry::instance().all())
+    EXPECT_FALSE(oar::KernelRegistry::instance().signatures(op->id, cpu).empty())
+        << "op '" << op->name << "' has no CPU kernel";
+}
