@@ -1,8 +1,267 @@
-// CPU norm kernels (to be filled in).
+// CPU batch_norm / layer_norm and their backward ops: oneDNN normalization
+// primitives for f32, plus reference loops for every float dtype. Batch norm
+// sees x [N, C, ...] as [N, C, S, 1] and layer norm as [M, D] (leading x
+// normalized dims), which are the same bytes. Absent weight / bias become
+// ones / zeros so one primitive shape serves both. oneDNN's normalization
+// keeps statistics and scale/shift in f32, so only f32 goes to it.
+#include <cmath>
+#include <cstring>
+
+#include "ops/dnnl_common.h"
 #include "ops/ops.h"
 
 namespace oar_cpu {
 
-oar_status_t register_norm_kernels(const oar_kernel_registrar*) { return OAR_STATUS_OK; }
+namespace {
+
+using namespace nn;
+
+enum NormKind : int64_t { kBatchNorm, kBatchNormBackward, kLayerNorm, kLayerNormBackward };
+
+struct NormGeom {
+  NormKind kind;
+  oar_dtype_t dtype;
+  int64_t outer, channels, inner;  // batch norm: N, C, S; layer norm: 1, M, D
+  bool training = true;
+  double eps;
+  bool is_batch() const { return kind == kBatchNorm || kind == kBatchNormBackward; }
+  bool is_backward() const { return kind == kBatchNormBackward || kind == kLayerNormBackward; }
+};
+
+NormGeom geometry(const sdk::KernelArgs& a, NormKind kind) {
+  NormGeom g;
+  g.kind = kind;
+  g.dtype = a.output(0).dtype;
+  g.eps = a.attr_float("eps");
+  const oar_tensor_view& x = a.input(g.is_backward() ? 1 : 0);
+  if (g.is_batch()) {
+    g.outer = x.shape[0];
+    g.channels = x.shape[1];
+    g.inner = sdk::numel(x) / std::max<int64_t>(1, g.outer * g.channels);
+    if (kind == kBatchNorm) g.training = a.attr_bool("training");
+  } else {
+    int64_t nd = a.attr_int("normalized_ndim");
+    g.outer = 1;
+    g.channels = 1;
+    for (int i = 0; i < x.ndim - nd; ++i) g.channels *= x.shape[i];
+    g.inner = 1;
+    for (int i = int(x.ndim - nd); i < x.ndim; ++i) g.inner *= x.shape[i];
+  }
+  return g;
+}
+
+PrimitiveCache& cache() {
+  static PrimitiveCache c;
+  return c;
+}
+
+CachedPtr lookup(const NormGeom& g) {
+  int64_t eps_bits;
+  std::memcpy(&eps_bits, &g.eps, sizeof(eps_bits));
+  Key key;
+  key.add(g.kind).add(g.dtype).add(g.outer).add(g.channels).add(g.inner).add(g.training).add(eps_bits);
+  return cache().get(key, [&](Cached& e) {
+    using namespace dnnl;
+    if (g.dtype != OAR_DTYPE_F32) throw sdk::KernelError{OAR_STATUS_UNSUPPORTED, "only f32 goes to oneDNN"};
+    auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
+    if (g.is_batch()) {
+      memory::desc x_md = dense_md({g.outer, g.channels, g.inner, 1}, g.dtype);
+      if (!g.training) flags = flags | normalization_flags::use_global_stats;
+      auto prop = g.training ? prop_kind::forward_training : prop_kind::forward_inference;
+      batch_normalization_forward::primitive_desc fwd(batch_normalization_forward::desc(prop, x_md, float(g.eps), flags),
+                                                      engine());
+      if (g.kind == kBatchNorm) {
+        e.prim = batch_normalization_forward(fwd);
+      } else {
+        batch_normalization_backward::primitive_desc bwd(
+            batch_normalization_backward::desc(prop_kind::backward, x_md, x_md, float(g.eps), flags), engine(), fwd);
+        e.prim = batch_normalization_backward(bwd);
+      }
+      e.mds = {x_md, dense_md({g.channels}, g.dtype)};
+    } else {
+      memory::desc x_md = dense_md({g.channels, g.inner}, g.dtype), stat_md = dense_md({g.channels}, g.dtype);
+      layer_normalization_forward::primitive_desc fwd(
+          layer_normalization_forward::desc(prop_kind::forward_training, x_md, stat_md, float(g.eps), flags), engine());
+      if (g.kind == kLayerNorm) {
+        e.prim = layer_normalization_forward(fwd);
+      } else {
+        layer_normalization_backward::primitive_desc bwd(
+            layer_normalization_backward::desc(prop_kind::backward, x_md, x_md, stat_md, float(g.eps), flags), engine(),
+            fwd);
+        e.prim = layer_normalization_backward(bwd);
+      }
+      e.mds = {x_md, stat_md, dense_md({g.inner}, g.dtype)};
+    }
+  });
+}
+
+template <NormKind kind>
+int32_t dnnl_supports(const oar_kernel_context* ctx, char* reason, size_t size) {
+  return answer_supports(ctx, reason, size, [](const sdk::KernelArgs& a) -> std::string {
+    if (sdk::numel(a.input(kind == kBatchNorm || kind == kLayerNorm ? 0 : 1)) == 0) return "empty input";
+    const std::string& err = lookup(geometry(a, kind))->error;
+    return err.empty() ? err : "oneDNN normalization: " + err;
+  });
+}
+
+// Input i, or a buffer of `n` copies of `fill` when the optional input is absent (i < 0: always).
+const void* param_or(const sdk::KernelArgs& a, int i, int64_t n, float fill) {
+  if (i >= 0 && a.has_input(i)) return dense_input(a, i);
+  float* p = static_cast<float*>(a.workspace(uint64_t(std::max<int64_t>(n, 1)) * sizeof(float)));
+  std::fill(p, p + n, fill);
+  return p;
+}
+
+template <NormKind kind>
+oar_status_t dnnl_norm_kernel(const oar_kernel_context* ctx) {
+  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
+    NormGeom g = geometry(a, kind);
+    const Cached& c = require_ok(lookup(g), a.context().op_name);
+    bool bn = g.is_batch();
+    const dnnl::memory::desc &x_md = c.mds[0], &stat_md = c.mds[1], &param_md = bn ? c.mds[1] : c.mds[2];
+    int64_t params = bn ? g.channels : g.inner;
+    DenseOutput o0(a, 0), o1(a, 1), o2(a, 2);
+    std::unordered_map<int, dnnl::memory> args;
+    if (!g.is_backward()) {
+      args = {{DNNL_ARG_SRC, make_memory(x_md, dense_input(a, 0))},
+              {DNNL_ARG_DST, make_memory(x_md, o0.data())},
+              {DNNL_ARG_SCALE, make_memory(param_md, param_or(a, 1, params, 1.0f))},
+              {DNNL_ARG_SHIFT, make_memory(param_md, param_or(a, 2, params, 0.0f))}};
+      if (g.training) {  // statistics are outputs
+        args[DNNL_ARG_MEAN] = make_memory(stat_md, o1.data());
+        args[DNNL_ARG_VARIANCE] = make_memory(stat_md, o2.data());
+      } else {  // running statistics are inputs, and returned as they are
+        const void* rm = dense_input(a, 3);
+        const void* rv = dense_input(a, 4);
+        args[DNNL_ARG_MEAN] = make_memory(stat_md, rm);
+        args[DNNL_ARG_VARIANCE] = make_memory(stat_md, rv);
+        std::memcpy(o1.data(), rm, size_t(g.channels) * sizeof(float));
+        std::memcpy(o2.data(), rv, size_t(g.channels) * sizeof(float));
+      }
+    } else {
+      args = {{DNNL_ARG_DIFF_DST, make_memory(x_md, dense_input(a, 0))},
+              {DNNL_ARG_SRC, make_memory(x_md, dense_input(a, 1))},
+              {DNNL_ARG_SCALE, make_memory(param_md, param_or(a, 2, params, 1.0f))},
+              {DNNL_ARG_SHIFT, make_memory(param_md, param_or(a, -1, params, 0.0f))},  // required, unused
+              {DNNL_ARG_MEAN, make_memory(stat_md, dense_input(a, 3))},
+              {DNNL_ARG_VARIANCE, make_memory(stat_md, dense_input(a, 4))},
+              {DNNL_ARG_DIFF_SRC, make_memory(x_md, o0.data())},
+              {DNNL_ARG_DIFF_SCALE, make_memory(param_md, o1.data())},
+              {DNNL_ARG_DIFF_SHIFT, make_memory(param_md, o2.data())}};
+    }
+    execute(c.prim, args);
+    o0.finish(), o1.finish(), o2.finish();
+  });
+}
+
+// ---- reference loops (double accumulation, two-pass statistics) ----
+//
+// Both ops are written over (outer, channels, inner): element (o, c, i) is at
+// (o * C + c) * S + i. Batch norm normalizes each channel over (o, i) with
+// per-channel parameters; layer norm (outer = 1) each row c over i with
+// per-position parameters.
+
+template <class T>
+struct RefNorm {
+  const NormGeom& g;
+  int64_t O, C, S;
+  explicit RefNorm(const NormGeom& geom) : g(geom), O(g.outer), C(g.channels), S(g.inner) {}
+  int64_t count() const { return g.is_batch() ? O * S : S; }
+  template <class F>
+  void for_group(int64_t c, F f) const {  // f(flat index, parameter index)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < S; ++i) f((o * C + c) * S + i, g.is_batch() ? c : i);
+  }
+  static double param(const T* p, int64_t i, double absent) { return p ? to_d(p[i]) : absent; }
+
+  void forward(const T* x, const T* w, const T* b, const T* rmean, const T* rvar, T* y, T* mean_out, T* var_out) const {
+    kp::cpu::parallel_for(C, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t c = lo; c < hi; ++c) {
+        double mean = 0, var = 0;
+        if (g.training || !g.is_batch()) {
+          for_group(c, [&](int64_t k, int64_t) { mean += to_d(x[k]); });
+          mean /= double(count());
+          for_group(c, [&](int64_t k, int64_t) { var += (to_d(x[k]) - mean) * (to_d(x[k]) - mean); });
+          var /= double(count());
+        } else {
+          mean = to_d(rmean[c]), var = to_d(rvar[c]);
+        }
+        double invstd = 1.0 / std::sqrt(var + g.eps);
+        for_group(c, [&](int64_t k, int64_t p) {
+          y[k] = from_d<T>((to_d(x[k]) - mean) * invstd * param(w, p, 1.0) + param(b, p, 0.0));
+        });
+        mean_out[c] = g.training || !g.is_batch() ? from_d<T>(mean) : rmean[c];
+        var_out[c] = g.training || !g.is_batch() ? from_d<T>(var) : rvar[c];
+      }
+    });
+  }
+
+  // grad_x = invstd / n * (n * g - sum(g) - xhat * sum(g * xhat)), g = grad_y * weight.
+  void backward(const T* gy, const T* x, const T* w, const T* mean, const T* var, T* gx, T* gw, T* gb) const {
+    int64_t P = g.is_batch() ? C : S;
+    std::vector<double> sum_g(static_cast<size_t>(P), 0.0), sum_gx(static_cast<size_t>(P), 0.0);
+    double n = double(count());
+    auto invstd = [&](int64_t c) { return 1.0 / std::sqrt(to_d(var[c]) + g.eps); };
+    kp::cpu::parallel_for(C, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t c = lo; c < hi; ++c) {
+        double m = to_d(mean[c]), is = invstd(c), s1 = 0, s2 = 0;
+        for_group(c, [&](int64_t k, int64_t p) {
+          double gk = to_d(gy[k]) * param(w, p, 1.0);
+          s1 += gk;
+          s2 += gk * (to_d(x[k]) - m) * is;
+        });
+        for_group(c, [&](int64_t k, int64_t p) {
+          double gk = to_d(gy[k]) * param(w, p, 1.0);
+          gx[k] = from_d<T>(is / n * (n * gk - s1 - (to_d(x[k]) - m) * is * s2));
+        });
+      }
+    });
+    // Parameter gradients reduce across groups: one pass, serial over groups.
+    for (int64_t c = 0; c < C; ++c) {
+      double m = to_d(mean[c]), is = invstd(c);
+      for_group(c, [&](int64_t k, int64_t p) {
+        sum_g[size_t(p)] += to_d(gy[k]);
+        sum_gx[size_t(p)] += to_d(gy[k]) * (to_d(x[k]) - m) * is;
+      });
+    }
+    for (int64_t p = 0; p < P; ++p) gw[p] = from_d<T>(sum_gx[size_t(p)]), gb[p] = from_d<T>(sum_g[size_t(p)]);
+  }
+};
+
+template <NormKind kind>
+oar_status_t ref_norm_kernel(const oar_kernel_context* ctx) {
+  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
+    NormGeom g = geometry(a, kind);
+    DenseOutput o0(a, 0), o1(a, 1), o2(a, 2);
+    visit_float(g.dtype, [&]<class T>() {
+      auto in = [&](int i) { return a.has_input(i) ? static_cast<const T*>(dense_input(a, i)) : nullptr; };
+      RefNorm<T> norm(g);
+      if (!g.is_backward())
+        norm.forward(in(0), in(1), in(2), g.is_batch() ? in(3) : nullptr, g.is_batch() ? in(4) : nullptr,
+                     o0.as<T>(), o1.as<T>(), o2.as<T>());
+      else
+        norm.backward(in(0), in(1), in(2), in(3), in(4), o0.as<T>(), o1.as<T>(), o2.as<T>());
+    });
+    o0.finish(), o1.finish(), o2.finish();
+  });
+}
+
+template <NormKind kind>
+oar_status_t register_norm(const oar_kernel_registrar* r, const char* op, int arity) {
+  if (auto st = register_float_kernels(r, op, arity, {OAR_DTYPE_F32}, dnnl_norm_kernel<kind>, "onednn", 10,
+                                       dnnl_supports<kind>))
+    return st;
+  return register_float_kernels(r, op, arity, kRefDTypes, ref_norm_kernel<kind>, "reference", 0);
+}
+
+}  // namespace
+
+oar_status_t register_norm_kernels(const oar_kernel_registrar* r) {
+  // Signatures hold the required inputs only (optional ones are not part of the key).
+  if (auto st = register_norm<kBatchNorm>(r, "batch_norm", 1)) return st;
+  if (auto st = register_norm<kBatchNormBackward>(r, "batch_norm_backward", 4)) return st;
+  if (auto st = register_norm<kLayerNorm>(r, "layer_norm", 1)) return st;
+  return register_norm<kLayerNormBackward>(r, "layer_norm_backward", 4);
+}
 
 }  // namespace oar_cpu

@@ -1,8 +1,144 @@
-// CPU softmax kernels (to be filled in).
+// CPU softmax / log_softmax and their backward ops along any dim: oneDNN's
+// softmax_v2 primitive (accurate or log algorithm) for f32 (and bf16 where the
+// CPU has it), plus reference loops for every float dtype. The contiguous
+// input is seen as [outer, D, inner] with the softmax over D ([outer, D] when
+// inner is 1, oneDNN's fast case), so one primitive serves every tensor with
+// the same three extents whatever its rank.
+#include <cmath>
+#include <limits>
+
+#include "ops/dnnl_common.h"
 #include "ops/ops.h"
 
 namespace oar_cpu {
 
-oar_status_t register_softmax_kernels(const oar_kernel_registrar*) { return OAR_STATUS_OK; }
+namespace {
+
+using namespace nn;
+
+struct SoftmaxGeom {
+  bool log, backward;
+  oar_dtype_t dtype;
+  int64_t outer = 1, d = 1, inner = 1;
+};
+
+SoftmaxGeom geometry(const sdk::KernelArgs& a, bool log, bool backward) {
+  SoftmaxGeom g{log, backward, a.output(0).dtype};
+  const oar_tensor_view& x = a.input(0);
+  int64_t dim = a.attr_int("dim");
+  int64_t nd = std::max<int32_t>(x.ndim, 1);
+  if (dim < 0) dim += nd;
+  for (int i = 0; i < x.ndim; ++i) {
+    if (i < dim) g.outer *= x.shape[i];
+    else if (i == dim) g.d = x.shape[i];
+    else g.inner *= x.shape[i];
+  }
+  return g;
+}
+
+PrimitiveCache& cache() {
+  static PrimitiveCache c;
+  return c;
+}
+
+CachedPtr lookup(const SoftmaxGeom& g) {
+  Key key;
+  key.add(g.log).add(g.backward).add(g.dtype).add(g.outer).add(g.d).add(g.inner);
+  return cache().get(key, [&](Cached& e) {
+    using namespace dnnl;
+    Dims dims = g.inner == 1 ? Dims{g.outer, g.d} : Dims{g.outer, g.d, g.inner};
+    memory::desc md = dense_md(dims, g.dtype);
+    algorithm alg = g.log ? algorithm::softmax_log : algorithm::softmax_accurate;
+    softmax_v2_forward::primitive_desc fwd(
+        softmax_v2_forward::desc(g.backward ? prop_kind::forward_training : prop_kind::forward_inference, alg, md, md, 1),
+        engine());
+    if (g.backward)
+      e.prim = softmax_v2_backward(softmax_v2_backward::primitive_desc(softmax_v2_backward::desc(alg, md, md, md, 1),
+                                                                       engine(), fwd));
+    else
+      e.prim = softmax_v2_forward(fwd);
+    e.mds = {md};
+  });
+}
+
+template <bool kLog, bool kBackward>
+int32_t dnnl_supports(const oar_kernel_context* ctx, char* reason, size_t size) {
+  return answer_supports(ctx, reason, size, [](const sdk::KernelArgs& a) -> std::string {
+    SoftmaxGeom g = geometry(a, kLog, kBackward);
+    const std::string& err = lookup(g)->error;
+    return err.empty() ? err : std::string("oneDNN softmax (") + dtype_str(g.dtype) + "): " + err;
+  });
+}
+
+template <bool kLog, bool kBackward>
+oar_status_t dnnl_softmax_kernel(const oar_kernel_context* ctx) {
+  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
+    SoftmaxGeom g = geometry(a, kLog, kBackward);
+    const Cached& c = require_ok(lookup(g), a.context().op_name);
+    const dnnl::memory::desc& md = c.mds[0];
+    DenseOutput out(a, 0);
+    if (kBackward)
+      execute(c.prim, {{DNNL_ARG_DIFF_DST, make_memory(md, dense_input(a, 0))},
+                       {DNNL_ARG_DST, make_memory(md, dense_input(a, 1))},
+                       {DNNL_ARG_DIFF_SRC, make_memory(md, out.data())}});
+    else
+      execute(c.prim, {{DNNL_ARG_SRC, make_memory(md, dense_input(a, 0))}, {DNNL_ARG_DST, make_memory(md, out.data())}});
+    out.finish();
+  });
+}
+
+// Reference: one lane (outer, inner) at a time, in double.
+template <class T>
+void ref_softmax(const SoftmaxGeom& g, const T* in0, const T* in1, T* out) {
+  kp::cpu::parallel_for(g.outer * g.inner, 64, [&](int64_t lo, int64_t hi) {
+    for (int64_t lane = lo; lane < hi; ++lane) {
+      int64_t base = (lane / g.inner) * g.d * g.inner + lane % g.inner, st = g.inner;
+      auto at = [&](const T* p, int64_t j) { return to_d(p[base + j * st]); };
+      if (!g.backward) {
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t j = 0; j < g.d; ++j) mx = std::max(mx, at(in0, j));
+        for (int64_t j = 0; j < g.d; ++j) sum += std::exp(at(in0, j) - mx);
+        for (int64_t j = 0; j < g.d; ++j)
+          out[base + j * st] = from_d<T>(g.log ? at(in0, j) - mx - std::log(sum) : std::exp(at(in0, j) - mx) / sum);
+      } else {  // in0 = grad_y, in1 = y
+        double s = 0;
+        for (int64_t j = 0; j < g.d; ++j) s += g.log ? at(in0, j) : at(in0, j) * at(in1, j);
+        for (int64_t j = 0; j < g.d; ++j)
+          out[base + j * st] = from_d<T>(g.log ? at(in0, j) - std::exp(at(in1, j)) * s : at(in1, j) * (at(in0, j) - s));
+      }
+    }
+  });
+}
+
+template <bool kLog, bool kBackward>
+oar_status_t ref_softmax_kernel(const oar_kernel_context* ctx) {
+  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
+    SoftmaxGeom g = geometry(a, kLog, kBackward);
+    DenseOutput out(a, 0);
+    visit_float(g.dtype, [&]<class T>() {
+      const T* in1 = kBackward ? static_cast<const T*>(dense_input(a, 1)) : nullptr;
+      ref_softmax<T>(g, static_cast<const T*>(dense_input(a, 0)), in1, out.as<T>());
+    });
+    out.finish();
+  });
+}
+
+template <bool kLog, bool kBackward>
+oar_status_t register_softmax(const oar_kernel_registrar* r, const char* op) {
+  int arity = kBackward ? 2 : 1;
+  if (auto st = register_float_kernels(r, op, arity, kDnnlDTypes, dnnl_softmax_kernel<kLog, kBackward>, "onednn", 10,
+                                       dnnl_supports<kLog, kBackward>))
+    return st;
+  return register_float_kernels(r, op, arity, kRefDTypes, ref_softmax_kernel<kLog, kBackward>, "reference", 0);
+}
+
+}  // namespace
+
+oar_status_t register_softmax_kernels(const oar_kernel_registrar* r) {
+  if (auto st = register_softmax<false, false>(r, "softmax")) return st;
+  if (auto st = register_softmax<false, true>(r, "softmax_backward")) return st;
+  if (auto st = register_softmax<true, false>(r, "log_softmax")) return st;
+  return register_softmax<true, true>(r, "log_softmax_backward");
+}
 
 }  // namespace oar_cpu
