@@ -109,8 +109,12 @@ TEST(Reductions, AnyAxesKeepdimEveryDtype) {
               else if (keep) expect_shape.push_back(1);
             }
             EXPECT_EQ(y.shape(), expect_shape);
-            if (arg) EXPECT_EQ(y.dtype(), DType::i64);
-            if ((c.kind == R::kSum || c.kind == R::kProd) && !is_floating(dt)) EXPECT_EQ(y.dtype(), DType::i64);
+            if (arg) {
+              EXPECT_EQ(y.dtype(), DType::i64);
+            }
+            if ((c.kind == R::kSum || c.kind == R::kProd) && !is_floating(dt)) {
+              EXPECT_EQ(y.dtype(), DType::i64);
+            }
             double tol = arg ? 0 : (is_floating(dt) ? 4 * tolerance(dt) : 0);
             if (c.kind == R::kProd && is_floating(dt)) tol *= 8;
             expect_close(host_values(y), want, tol, tol * 10, c.op);
