@@ -86,4 +86,11 @@ inline bool next_index(std::vector<int64_t>& idx, const Shape& shape) {
   return false;
 }
 
+// Row-major flat position of a multi-index.
+inline int64_t flat_index(const std::vector<int64_t>& idx, const Shape& shape) {
+  int64_t f = 0;
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
+  return f;
+}
+
 }  // namespace oar::testing

@@ -34,11 +34,6 @@ std::vector<double> index_values(int64_t n, int64_t bound, uint32_t seed) {
   return v;
 }
 
-int64_t flat(const std::vector<int64_t>& idx, const Shape& shape) {
-  int64_t f = 0;
-  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
-  return f;
-}
 
 // The same logical values as a contiguous tensor, a transposed view and a
 // step-2 slice (the last two are non-contiguous).
@@ -53,7 +48,7 @@ Layouts layouts(const std::vector<double>& values, const Shape& shape, DType d, 
     do {
       auto t = idx;
       std::swap(t[nd - 1], t[nd - 2]);
-      buf[size_t(flat(t, ts))] = values[size_t(flat(idx, shape))];
+      buf[size_t(flat_index(t, ts))] = values[size_t(flat_index(idx, shape))];
     } while (next_index(idx, shape));
     out.push_back({"transposed", make_tensor(buf, ts, d, dev).transpose(int64_t(nd) - 2, int64_t(nd) - 1)});
   }
@@ -87,8 +82,8 @@ TEST(Gather, MatchesReferenceAllDTypesLayoutsAndDims) {
           std::vector<int64_t> idx(3, 0);
           do {
             auto src = idx;
-            src[size_t(nd)] = int64_t(iv[size_t(flat(idx, is))]);
-            want.push_back(xv[size_t(flat(src, xs))]);
+            src[size_t(nd)] = int64_t(iv[size_t(flat_index(idx, is))]);
+            want.push_back(xv[size_t(flat_index(src, xs))]);
           } while (next_index(idx, is));
           for (auto& [xn, x] : layouts(xv, xs, dt, dev))
             for (auto& [in, index] : layouts(iv, is, ix, dev)) {
@@ -147,7 +142,7 @@ TEST(IndexSelect, MatchesReferenceAllDTypes) {
           do {
             auto src = idx;
             src[size_t(nd)] = int64_t(iv[size_t(idx[size_t(nd)])]);
-            want.push_back(xv[size_t(flat(src, xs))]);
+            want.push_back(xv[size_t(flat_index(src, xs))]);
           } while (next_index(idx, ys));
           for (auto& [xn, x] : layouts(xv, xs, dt, dev))
             for (auto& [in, index] : layouts(iv, {7}, ix, dev)) {
@@ -191,8 +186,8 @@ TEST(ScatterAdd, MatchesReferenceNumericDTypes) {
           std::vector<int64_t> idx(3, 0);
           do {
             auto dst = idx;
-            dst[size_t(nd)] = int64_t(iv[size_t(flat(idx, is))]);
-            want[size_t(flat(dst, xs))] += sv[size_t(flat(idx, ss))];
+            dst[size_t(nd)] = int64_t(iv[size_t(flat_index(idx, is))]);
+            want[size_t(flat_index(dst, xs))] += sv[size_t(flat_index(idx, ss))];
           } while (next_index(idx, is));
           for (auto& [sn, src] : layouts(sv, ss, dt, dev)) {
             Tensor x = make_tensor(xv, xs, dt, dev);
@@ -248,7 +243,7 @@ TEST(IndexAdd, MatchesReferenceNumericDTypes) {
         do {
           auto dst = idx;
           dst[size_t(nd)] = int64_t(iv[size_t(idx[size_t(nd)])]);
-          want[size_t(flat(dst, xs))] += alpha * sv[size_t(flat(idx, ss))];
+          want[size_t(flat_index(dst, xs))] += alpha * sv[size_t(flat_index(idx, ss))];
         } while (next_index(idx, ss));
         for (auto& [sn, src] : layouts(sv, ss, dt, dev)) {
           Tensor y =

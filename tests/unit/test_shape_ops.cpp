@@ -17,11 +17,6 @@ std::vector<double> sample(int64_t n, DType d, uint32_t seed, double lo = -20, d
   return v;
 }
 
-int64_t flat(const std::vector<int64_t>& idx, const Shape& shape) {
-  int64_t f = 0;
-  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
-  return f;
-}
 
 // `values` (row-major over `shape`) as a transposed, non-contiguous view.
 Tensor transposed(const std::vector<double>& values, const Shape& shape, DType d, Device dev) {
@@ -33,7 +28,7 @@ Tensor transposed(const std::vector<double>& values, const Shape& shape, DType d
   if (!values.empty()) do {
       auto t = idx;
       std::swap(t[nd - 1], t[nd - 2]);
-      buf[size_t(flat(t, ts))] = values[size_t(flat(idx, shape))];
+      buf[size_t(flat_index(t, ts))] = values[size_t(flat_index(idx, shape))];
     } while (next_index(idx, shape));
   return make_tensor(buf, ts, d, dev).transpose(int64_t(nd) - 2, int64_t(nd) - 1);
 }
@@ -134,7 +129,7 @@ TEST(Stack, MatchesReferenceAllDTypesAndDims) {
           std::vector<int64_t> src = idx;
           int64_t which = src[size_t(nd)];
           src.erase(src.begin() + nd);
-          want.push_back(vs[size_t(which)][size_t(flat(src, s))]);
+          want.push_back(vs[size_t(which)][size_t(flat_index(src, s))]);
         } while (next_index(idx, ys));
         EXPECT_EQ(host_values(y), want) << dt << " dim " << dim;
       }
@@ -179,7 +174,7 @@ TEST(Split, MatchesReferenceAndRoundTrips) {
             if (numel_of(ps) > 0) do {
                 auto src = idx;
                 src[size_t(nd)] += at;
-                want.push_back(v[size_t(flat(src, s))]);
+                want.push_back(v[size_t(flat_index(src, s))]);
               } while (next_index(idx, ps));
             EXPECT_EQ(host_values(parts[p]), want) << dt << " dim " << dim << " part " << p;
             at += sizes[p];
@@ -234,7 +229,7 @@ std::vector<double> pad_ref(const std::vector<double>& v, const Shape& s, const 
       src[d] = pad_source(idx[d], lo, s[d], mode);
       fill |= src[d] < 0;
     }
-    out.push_back(fill ? value : v[size_t(flat(src, s))]);
+    out.push_back(fill ? value : v[size_t(flat_index(src, s))]);
   } while (next_index(idx, ys));
   return out;
 }
@@ -328,7 +323,7 @@ TEST(PadBackward, AccumulatesInEveryNumericDType) {
         std::vector<int64_t> idx(2, 0);
         do {
           int64_t r = pad_source(idx[0], 1, 2, mode), c = pad_source(idx[1], 2, 3, mode);
-          if (r >= 0 && c >= 0) want[size_t(r * 3 + c)] += g[size_t(flat(idx, ys))];
+          if (r >= 0 && c >= 0) want[size_t(r * 3 + c)] += g[size_t(flat_index(idx, ys))];
         } while (next_index(idx, ys));
         Tensor gx = call1("pad_backward", {make_tensor(g, ys, dt, dev)},
                           {{"pads", pads}, {"mode", std::string(mode)}, {"input_shape", s}});
@@ -374,7 +369,7 @@ TEST(ShapeOps, LargeTensorsSplitAcrossThreads) {
       std::vector<int64_t> idx(2, 0);
       do {
         int64_t r = pad_source(idx[0], -1, 500, mode), c = pad_source(idx[1], 3, 300, mode);
-        if (r >= 0 && c >= 0) want[size_t(r * 300 + c)] += g[size_t(flat(idx, p.shape()))];
+        if (r >= 0 && c >= 0) want[size_t(r * 300 + c)] += g[size_t(flat_index(idx, p.shape()))];
       } while (next_index(idx, p.shape()));
       Tensor gx = call1("pad_backward", {make_tensor(g, p.shape(), DType::f64, dev)},
                         {{"pads", pads}, {"mode", std::string(mode)}, {"input_shape", Shape{500, 300}}});

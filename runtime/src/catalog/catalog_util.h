@@ -66,6 +66,22 @@ inline void require_ndim(const InferContext& c, size_t i, int64_t ndim) {
                          "' must have ", ndim, " dimensions, got shape ", shape_str(c.shape(i))));
 }
 
+// A schema from its parts; sections wrap it with their usual dtype policy.
+inline OpSchema make_schema(const std::string& name, std::vector<InputSpec> inputs,
+                            std::vector<std::string> outputs, std::vector<AttrSpec> attrs, InferFn infer,
+                            std::string doc, DTypePolicy policy, AmpCategory amp = AmpCategory::kNone) {
+  OpSchema s;
+  s.name = name;
+  s.inputs = std::move(inputs);
+  s.outputs = std::move(outputs);
+  s.attrs = std::move(attrs);
+  s.infer = std::move(infer);
+  s.dtype_policy = policy;
+  s.amp = amp;
+  s.doc = std::move(doc);
+  return s;
+}
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace oar::catalog

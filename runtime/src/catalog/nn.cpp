@@ -47,16 +47,8 @@ void require_shape(const InferContext& c, size_t i, const Shape& want) {
 OpSchema make_op(const std::string& name, std::vector<InputSpec> inputs, std::vector<std::string> outputs,
                  std::vector<AttrSpec> attrs, InferFn infer, std::string doc,
                  DTypePolicy policy = DTypePolicy::kPromote, AmpCategory amp = AmpCategory::kNone) {
-  OpSchema s;
-  s.name = name;
-  s.inputs = std::move(inputs);
-  s.outputs = std::move(outputs);
-  s.attrs = std::move(attrs);
-  s.infer = std::move(infer);
-  s.dtype_policy = policy;
-  s.amp = amp;
-  s.doc = std::move(doc);
-  return s;
+  return make_schema(name, std::move(inputs), std::move(outputs), std::move(attrs), std::move(infer),
+                     std::move(doc), policy, amp);
 }
 
 // ---- matmul ----
