@@ -99,6 +99,10 @@ oar_kernel_registrar KernelRegistry::make_registrar(int32_t device_type, const c
                                                     std::vector<std::string>* /*errors*/) {
   // One state per plugin, alive for the process (plugins may register lazily).
   auto* state = new RegistrarState{this, device_type};
+  {
+    std::unique_lock lock(mutex_);
+    registrar_states_.push_back(std::shared_ptr<void>(state, [](void* p) { delete static_cast<RegistrarState*>(p); }));
+  }
   oar_kernel_registrar r{};
   r.struct_size = sizeof(r);
   r.registry = state;

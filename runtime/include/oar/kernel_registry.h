@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -45,6 +46,7 @@ class KernelRegistry {
   static uint64_t key_of(int32_t op_id, int32_t device_type, const DType* sig, size_t n);
   mutable std::shared_mutex mutex_;
   std::unordered_map<uint64_t, std::vector<KernelEntry>> table_;
+  std::vector<std::shared_ptr<void>> registrar_states_;
 };
 
 }  // namespace oar
