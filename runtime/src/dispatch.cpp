@@ -1,5 +1,7 @@
 #include "oar/dispatch.h"
 
+#include "oar/autograd.h"
+
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -364,7 +366,9 @@ std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, 
     attrs.set("seed", int64_t(seed & 0x7fffffffffffffffULL));
     attrs.set("offset", int64_t(offset));
   }
-  return run(op, inputs, attrs, device, nullptr);
+  std::vector<Tensor> outputs = run(op, inputs, attrs, device, nullptr);
+  autograd::record_op(op, inputs, attrs, outputs);
+  return outputs;
 }
 
 std::vector<Tensor> call(const std::string& op, const std::vector<Tensor>& inputs,

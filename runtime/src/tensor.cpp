@@ -3,6 +3,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "oar/autograd.h"
 #include "oar/dispatch.h"
 #include "oar/error.h"
 #include "oar/op_registry.h"
@@ -97,6 +98,35 @@ void* Tensor::data_ptr() const {
   return static_cast<char*>(storage_data()) + offset() * int64_t(itemsize());
 }
 
+namespace {
+// Connects a view (or copy) to the graph when its source requires grad.
+Tensor recorded(const char* name, const Tensor& input, Tensor out, std::function<Tensor(const Tensor&)> backward) {
+  autograd::record_function(name, input, out, std::move(backward));
+  return out;
+}
+
+std::function<Tensor(const Tensor&)> reshape_back(const Shape& in_shape) {
+  return [in_shape](const Tensor& g) { return g.reshape(in_shape); };
+}
+
+// Gradient of taking `len` entries start, start+step, ... of dimension d:
+// scatter the gradient into zeros shaped like the input (differentiable).
+std::function<Tensor(const Tensor&)> slice_back(const Shape& in_shape, int64_t d, int64_t start, int64_t step,
+                                                int64_t len, bool squeezed) {
+  return [=](const Tensor& grad) {
+    Tensor g = squeezed ? grad.unsqueeze(d) : grad;
+    CallOptions on;
+    on.device = g.device();
+    Tensor index = call1("arange", {},
+                         {{"start", double(start)}, {"end", double(start + len * step)}, {"step", double(step)},
+                          {"dtype", DType::i64}},
+                         on);
+    Tensor zeros = Tensor::zeros(in_shape, g.dtype(), g.device());
+    return call1("index_add", {zeros, index, g}, {{"dim", d}});
+  };
+}
+}  // namespace
+
 Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = storage();
@@ -108,6 +138,8 @@ Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
 }
 
 Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, int64_t offset) const {
+  if (requires_grad() && autograd::is_grad_enabled())
+    throw NotImplementedError("as_strided does not support autograd; call detach() first");
   check_shape_nonnegative(shape);
   if (shape.size() != strides.size())
     throw ShapeError("as_strided: shape and strides differ in length");
@@ -189,13 +221,13 @@ Tensor Tensor::view(const Shape& requested) const {
     throw ShapeError(str("view ", shape_str(shape), " is not compatible with the strides ",
                          shape_str(this->strides()), " of a tensor of shape ",
                          shape_str(this->shape()), "; use reshape() (which copies)"));
-  return make_view(shape, *strides, offset());
+  return recorded("View", *this, make_view(shape, *strides, offset()), reshape_back(this->shape()));
 }
 
 Tensor Tensor::reshape(const Shape& requested) const {
   Shape shape = infer_view_shape(requested, numel());
   if (auto strides = view_strides(this->shape(), this->strides(), shape))
-    return make_view(shape, *strides, offset());
+    return recorded("Reshape", *this, make_view(shape, *strides, offset()), reshape_back(this->shape()));
   return contiguous().view(shape);
 }
 
@@ -217,7 +249,8 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   Shape sh = shape(), st = strides();
   std::swap(sh[a], sh[b]);
   std::swap(st[a], st[b]);
-  return make_view(sh, st, offset());
+  return recorded("Transpose", *this, make_view(sh, st, offset()),
+                  [a, b](const Tensor& g) { return g.transpose(a, b); });
 }
 
 Tensor Tensor::t() const {
@@ -238,7 +271,10 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
     sh[i] = shape()[d];
     st[i] = strides()[d];
   }
-  return make_view(sh, st, offset());
+  std::vector<int64_t> inverse(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inverse[normalize_axis(dims[i], dim())] = int64_t(i);
+  return recorded("Permute", *this, make_view(sh, st, offset()),
+                  [inverse](const Tensor& g) { return g.permute(inverse); });
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
@@ -253,7 +289,8 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   Shape sh = shape(), st = strides();
   sh[d] = len;
   st[d] *= step;
-  return make_view(sh, st, offset() + start * strides()[d]);
+  return recorded("Slice", *this, make_view(sh, st, offset() + start * strides()[d]),
+                  slice_back(shape(), d, start, step, len, false));
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
@@ -275,7 +312,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   Shape sh = shape(), st = strides();
   sh.erase(sh.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(sh, st, offset() + index * strides()[d]);
+  return recorded("Select", *this, make_view(sh, st, offset() + index * strides()[d]),
+                  slice_back(shape(), d, index, 1, 1, true));
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -304,14 +342,16 @@ Tensor Tensor::expand(const Shape& target) const {
                            shape_str(target), " (dimension ", i, ": ", cur, " vs ", want, ")"));
     }
   }
-  return make_view(sh, st, offset());
+  Shape in_shape = shape();
+  return recorded("Expand", *this, make_view(sh, st, offset()),
+                  [in_shape](const Tensor& g) { return autograd::sum_to(g, in_shape); });
 }
 
 Tensor Tensor::squeeze() const {
   Shape sh, st;
   for (size_t i = 0; i < shape().size(); ++i)
     if (shape()[i] != 1) sh.push_back(shape()[i]), st.push_back(strides()[i]);
-  return make_view(sh, st, offset());
+  return recorded("Squeeze", *this, make_view(sh, st, offset()), reshape_back(shape()));
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
@@ -321,7 +361,7 @@ Tensor Tensor::squeeze(int64_t d) const {
   Shape sh = shape(), st = strides();
   sh.erase(sh.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(sh, st, offset());
+  return recorded("Squeeze", *this, make_view(sh, st, offset()), reshape_back(shape()));
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -330,7 +370,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   int64_t stride = d < dim() ? sh[d] * st[d] : 1;
   sh.insert(sh.begin() + d, 1);
   st.insert(st.begin() + d, stride);
-  return make_view(sh, st, offset());
+  return recorded("Unsqueeze", *this, make_view(sh, st, offset()), reshape_back(shape()));
 }
 
 Tensor Tensor::contiguous() const {
@@ -347,6 +387,16 @@ Tensor Tensor::to(DType dt) const {
 
 Tensor Tensor::to(Device target) const {
   if (target == device()) return *this;
+  Device source = device();
+  Tensor moved;
+  {
+    autograd::NoGradGuard no_grad;  // the copy itself is one recorded step below
+    moved = copy_to_device(target);
+  }
+  return recorded("ToDevice", *this, moved, [source](const Tensor& g) { return g.to(source); });
+}
+
+Tensor Tensor::copy_to_device(Device target) const {
   Tensor src = contiguous();
   Tensor dst = empty(shape(), dtype(), target);
   size_t nbytes = size_t(numel()) * itemsize();
@@ -374,6 +424,8 @@ Tensor Tensor::to(Device target) const {
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  if (requires_grad() && autograd::is_grad_enabled())
+    throw ValueError("copy_ into a tensor that requires grad is not supported; wrap it in no_grad or detach()");
   Tensor s = src.to(device()).to(dtype());
   if (s.shape() != shape()) s = s.expand(shape());
   call_out(OpRegistry::instance().get("copy"), {s}, {}, {*this});

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,12 +101,27 @@ class Tensor {
   double item() const;  // one element, as double
   std::string to_string() const;
 
+  // ---- autograd (see oar/autograd.h) ----
+  bool requires_grad() const;
+  // Leaves only; only floating tensors can require grad (DTypeError otherwise).
+  Tensor& set_requires_grad(bool requires_grad = true);
+  Tensor grad() const;  // undefined until a backward reaches this leaf
+  void set_grad(const Tensor& grad);
+  bool is_leaf() const;
+  Tensor detach() const;  // same storage, no history
+  void backward(const Tensor& grad = Tensor(), bool retain_graph = false, bool create_graph = false) const;
+  // hook(grad) runs when this tensor's gradient is computed; a defined result replaces it.
+  void register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void retain_grad() const;  // keep .grad on a non-leaf
+  std::string grad_fn_name() const;  // "" for leaves
+
   // ---- identity ----
   TensorImpl& impl() const;
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
  private:
+  Tensor copy_to_device(Device target) const;
   Tensor make_view(Shape shape, Shape strides, int64_t offset) const;
   std::shared_ptr<TensorImpl> impl_;
 };

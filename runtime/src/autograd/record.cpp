@@ -1,0 +1,231 @@
+// Recording the tape: nodes for op calls (rules from the registry) and for
+// single-input functions (views, device copies), plus the rule registry.
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "node.h"
+#include "oar/dispatch.h"
+#include "oar/error.h"
+#include "oar/op_registry.h"
+
+namespace oar::autograd {
+
+namespace {
+
+std::atomic<uint64_t> g_sequence{0};
+
+struct RuleTable {
+  std::mutex mutex;
+  std::unordered_map<std::string, GradRule> rules;
+  std::unordered_set<std::string> non_differentiable;
+};
+
+void register_builtin_rules();
+
+RuleTable& rule_table() {
+  static RuleTable* table = new RuleTable();
+  return *table;
+}
+
+// Lookups load the built-in rules once; registration itself must not (it runs inside).
+void ensure_builtin_rules() {
+  static std::once_flag once;
+  std::call_once(once, register_builtin_rules);
+}
+
+// A node for one call of a catalog op.
+struct OpNode : Node {
+  const OpSchema* op;
+  const GradRule* rule;  // null: the op has no rule; backward through it is an error
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;  // aliases without history (no reference cycle)
+  Attrs attrs;
+
+  std::string name() const override { return op->name + "Backward"; }
+
+  void release_saved() override {
+    inputs.clear();
+    outputs.clear();
+  }
+
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    if (rule == nullptr)
+      throw NotImplementedError(str("op '", op->name, "' has no gradient rule; cannot differentiate through it"));
+    // Outputs handed to the rule are reconnected to this node, so rules that
+    // use them (sigmoid, softmax) stay differentiable under create_graph.
+    std::vector<Tensor> connected;
+    connected.reserve(outputs.size());
+    auto self = shared_from_this();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      Tensor t = alias_without_history(outputs[i]);
+      if (is_grad_enabled() && is_floating(t.dtype())) set_history(t, self, uint32_t(i));
+      connected.push_back(t);
+    }
+    std::vector<bool> needs(next.size());
+    for (size_t i = 0; i < next.size(); ++i) needs[i] = next[i].valid();
+    GradContext ctx{*op, inputs, connected, attrs, grads, needs};
+    std::vector<Tensor> out = (*rule)(ctx);
+    if (out.size() < next.size()) out.resize(next.size());
+    return out;
+  }
+};
+
+struct FunctionNode : Node {
+  std::string label;
+  std::function<Tensor(const Tensor&)> fn;
+  std::string name() const override { return label + "Backward"; }
+  void release_saved() override { fn = nullptr; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    if (!fn) throw ValueError("backward through a freed graph");
+    if (!grads[0].defined()) return {Tensor()};
+    return {fn(grads[0])};
+  }
+};
+
+}  // namespace
+
+Node::Node() : sequence_nr(g_sequence.fetch_add(1)) {}
+
+Tensor GradContext::grad_or_zeros(size_t i) const {
+  if (i < grads.size() && grads[i].defined()) return grads[i];
+  const Tensor& o = outputs.at(i);
+  return Tensor::zeros(o.shape(), o.dtype(), o.device());
+}
+
+void register_grad_rule(const std::string& op, GradRule rule) {
+  if (OpRegistry::instance().find(op) == nullptr)
+    throw InternalError(str("gradient rule for op '", op, "', which is not in the catalog"));
+  auto& t = rule_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.rules[op] = std::move(rule);
+}
+
+void register_non_differentiable(const std::string& op) {
+  auto& t = rule_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.non_differentiable.insert(op);
+}
+
+const GradRule* find_grad_rule(const OpSchema& op) {
+  ensure_builtin_rules();
+  auto& t = rule_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.rules.find(op.name);
+  return it == t.rules.end() ? nullptr : &it->second;
+}
+
+bool is_non_differentiable(const OpSchema& op) {
+  ensure_builtin_rules();
+  auto& t = rule_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return t.non_differentiable.count(op.name) > 0;
+}
+
+bool any_requires_grad(const std::vector<Tensor>& tensors) {
+  for (const auto& t : tensors)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+Tensor alias_without_history(const Tensor& t) {
+  if (!t.defined()) return t;
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& src = t.impl();
+  impl->storage = src.storage;
+  impl->shape = src.shape;
+  impl->strides = src.strides;
+  impl->offset = src.offset;
+  impl->dtype = src.dtype;
+  return Tensor(std::move(impl));
+}
+
+Edge edge_of(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  auto& meta = t.impl().autograd;
+  if (meta->grad_fn) return {meta->grad_fn, meta->output_nr};
+  std::shared_ptr<Node> acc = meta->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    meta->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void set_history(Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  auto meta = std::make_shared<AutogradMeta>();
+  meta->requires_grad = true;
+  meta->grad_fn = node;
+  meta->output_nr = output_nr;
+  t.impl().autograd = std::move(meta);
+}
+
+void collect_inputs(Node& node, const std::vector<Tensor>& inputs) {
+  node.next.reserve(inputs.size());
+  for (const auto& t : inputs) {
+    node.next.push_back(edge_of(t));
+    node.input_shapes.push_back(t.defined() ? t.shape() : Shape{});
+    node.input_dtypes.push_back(t.defined() ? t.dtype() : DType::f32);
+    node.input_devices.push_back(t.defined() ? t.device() : Device{});
+  }
+}
+
+void record_op(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+               std::vector<Tensor>& outputs) {
+  if (!is_grad_enabled() || !any_requires_grad(inputs) || is_non_differentiable(op)) return;
+  auto node = std::make_shared<OpNode>();
+  node->op = &op;
+  node->rule = find_grad_rule(op);
+  node->inputs = inputs;
+  node->attrs = attrs;
+  node->num_outputs = outputs.size();
+  node->output_hooks.resize(outputs.size());
+  node->retained_outputs.resize(outputs.size());
+  for (const auto& o : outputs) node->outputs.push_back(alias_without_history(o));
+  collect_inputs(*node, inputs);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (is_floating(outputs[i].dtype())) set_history(outputs[i], node, uint32_t(i));
+}
+
+void record_function(const char* name, const Tensor& input, Tensor& output,
+                     std::function<Tensor(const Tensor& grad)> backward) {
+  if (!is_grad_enabled() || !input.requires_grad()) return;
+  auto node = std::make_shared<FunctionNode>();
+  node->label = name;
+  node->fn = std::move(backward);
+  node->output_hooks.resize(1);
+  node->retained_outputs.resize(1);
+  collect_inputs(*node, {input});
+  set_history(output, node, 0);
+}
+
+Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  const Shape& gs = grad.shape();
+  if (gs.size() < shape.size())
+    throw InternalError(str("sum_to: gradient ", shape_str(gs), " has fewer dims than ", shape_str(shape)));
+  size_t lead = gs.size() - shape.size();
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < gs.size(); ++i)
+    if (i < lead || (shape[i - lead] == 1 && gs[i] != 1)) dims.push_back(int64_t(i));
+  Tensor r = dims.empty() ? grad : call1("sum", {grad}, {{"dims", dims}, {"keepdim", true}});
+  return r.reshape(shape);
+}
+
+}  // namespace oar::autograd
+
+// Rules live in rules_*.cpp; each file registers its share.
+namespace oar::autograd {
+void register_elementwise_grad_rules();
+void register_reduction_grad_rules();
+void register_nn_grad_rules();
+void register_indexing_grad_rules();
+namespace {
+void register_builtin_rules() {
+  register_elementwise_grad_rules();
+  register_reduction_grad_rules();
+  register_nn_grad_rules();
+  register_indexing_grad_rules();
+}
+}  // namespace
+}  // namespace oar::autograd

@@ -1,0 +1,79 @@
+// Tensor's autograd methods (requires_grad, grad, backward, hooks, detach).
+#include "node.h"
+#include "oar/error.h"
+
+namespace oar {
+
+using namespace autograd;
+
+bool Tensor::requires_grad() const {
+  const auto& m = impl().autograd;
+  return m && m->requires_grad;
+}
+
+Tensor& Tensor::set_requires_grad(bool flag) {
+  auto& m = impl().autograd;
+  if (m && m->grad_fn) {
+    if (!flag)
+      throw ValueError("set_requires_grad(false) on a non-leaf tensor; use detach() to cut it from the graph");
+    return *this;
+  }
+  if (flag && !is_floating(dtype()))
+    throw DTypeError(str("only floating-point tensors can require gradients, got ", dtype_name(dtype())));
+  if (!m) m = std::make_shared<AutogradMeta>();
+  m->requires_grad = flag;
+  return *this;
+}
+
+Tensor Tensor::grad() const {
+  const auto& m = impl().autograd;
+  return m ? m->grad : Tensor();
+}
+
+void Tensor::set_grad(const Tensor& g) {
+  if (g.defined()) {
+    if (g.shape() != shape())
+      throw ShapeError(str("assigned grad has shape ", shape_str(g.shape()), " but the tensor has shape ",
+                           shape_str(shape())));
+    if (g.device() != device())
+      throw DeviceError(str("assigned grad is on ", g.device().str(), " but the tensor is on ", device().str()));
+    if (g.dtype() != dtype())
+      throw DTypeError(str("assigned grad has dtype ", dtype_name(g.dtype()), " but the tensor has ",
+                           dtype_name(dtype())));
+  }
+  auto& m = impl().autograd;
+  if (!m) m = std::make_shared<AutogradMeta>();
+  m->grad = g;
+}
+
+bool Tensor::is_leaf() const {
+  const auto& m = impl().autograd;
+  return !m || !m->grad_fn;
+}
+
+Tensor Tensor::detach() const { return alias_without_history(*this); }
+
+void Tensor::backward(const Tensor& g, bool retain_graph, bool create_graph) const {
+  autograd::backward({*this}, {g}, retain_graph, create_graph);
+}
+
+void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  if (!requires_grad())
+    throw ValueError("cannot register a hook on a tensor that does not require grad");
+  auto& m = impl().autograd;
+  if (m->grad_fn) m->grad_fn->output_hooks.at(m->output_nr).push_back(std::move(hook));
+  else m->hooks.push_back(std::move(hook));
+}
+
+void Tensor::retain_grad() const {
+  if (!requires_grad()) throw ValueError("cannot retain_grad() on a tensor that does not require grad");
+  auto& m = impl().autograd;
+  if (m->grad_fn) m->grad_fn->retained_outputs.at(m->output_nr) = impl_ptr();
+}
+
+std::string Tensor::grad_fn_name() const {
+  const auto& m = impl().autograd;
+  return m && m->grad_fn ? m->grad_fn->name() : "";
+}
+
+}  // namespace oar
