@@ -1,0 +1,40 @@
+"""oar: a deep-learning platform with plugin devices, with a PyTorch-like API.
+
+Tensors live on a device chosen by OAR_DEVICE (default "cpu"); every op is
+dispatched to that device's plugin. Names and semantics follow PyTorch.
+"""
+from . import _C
+from ._C import (Tensor, device, dtype, from_dlpack, manual_seed, initial_seed, info,
+                 OarError, ShapeError, DTypeError, DeviceError, IndexError, ValueError,
+                 NotImplementedError, PluginError, IOError)
+from ._dtypes import *  # noqa: F401,F403  float32, int64, ...
+from ._ops import ops
+from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like,
+                        arange, rand, randn, randint, from_numpy, eye)
+from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
+from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
+from . import autograd, nn, optim, utils
+from .serialization import save, load
+
+__all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
+           "autograd", "utils", "save", "load", "info", "ops"]
+__version__ = "0.1.0"
+
+
+
+
+def set_flag(name, value):
+    """Sets an OAR_* flag at run time (validated like the environment variable)."""
+    _C.set_flag(name, str(value))
+
+
+def get_flag(name):
+    return _C.get_flag(name)
+
+
+def get_default_device():
+    return _C.default_device()
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)

@@ -1,0 +1,118 @@
+"""Tensor creation functions (PyTorch names and defaults)."""
+import numbers
+
+from . import _C
+from ._C import Tensor
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
+            raise TypeError(f"size must be a sequence of ints, got {size!r}")
+    return [int(s) for s in size]
+
+
+def _device(device):
+    return _C.default_device() if device is None else _C.to_device(device)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors)."""
+    return _C.tensor(data, dtype, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    return _C.tensor(data, dtype, device, False)
+
+
+def from_numpy(array):
+    """A tensor sharing memory with a NumPy array (zero-copy, through DLPack)."""
+    import numpy as np
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    if not array.flags.writeable:
+        raise ValueError("from_numpy: the array is read-only; pass array.copy()")
+    return _C.from_dlpack(array)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _C.dtype.bool if isinstance(fill_value, bool) else (
+            _C.dtype.int64 if isinstance(fill_value, numbers.Integral) else _C.dtype.float32)
+    t = _C.call("fill", [], {"shape": _shape(size if isinstance(size, (tuple, list)) else (size,)),
+                             "value": float(fill_value), "dtype": _C.to_dtype(dtype)}, _device(device))
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return full(_shape(size), 0.0, dtype or _C.dtype.float32, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return full(_shape(size), 1.0, dtype or _C.dtype.float32, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    return full(t.shape, 0.0, dtype or t.dtype, device or t.device, requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    return full(t.shape, 1.0, dtype or t.dtype, device or t.device, requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    return full(t.shape, fill_value, dtype or t.dtype, device or t.device, requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = _C.dtype.int64 if is_int else _C.dtype.float32
+    t = _C.call("arange", [], {"start": float(start), "end": float(end), "step": float(step),
+                               "dtype": _C.to_dtype(dtype)}, _device(device))
+    return _finish(t, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False):
+    t = _C.call("uniform", [], {"shape": _shape(size), "dtype": _C.to_dtype(dtype or _C.dtype.float32)},
+                _device(device))
+    return _finish(t, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False):
+    t = _C.call("normal", [], {"shape": _shape(size), "dtype": _C.to_dtype(dtype or _C.dtype.float32)},
+                _device(device))
+    return _finish(t, requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    u = _C.call("uniform", [], {"shape": _shape(tuple(size)), "low": float(low), "high": float(high),
+                                "dtype": _C.dtype.float64}, _device(device))
+    return u.to(dtype=dtype or _C.dtype.int64)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    m = n if m is None else m
+    rows = arange(n, device=device).reshape(n, 1)
+    cols = arange(m, device=device).reshape(1, m)
+    return _finish((rows == cols).to(dtype=dtype or _C.dtype.float32), requires_grad)

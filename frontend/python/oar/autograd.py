@@ -1,0 +1,71 @@
+"""oar.autograd: grad(), backward(), and the grad-mode context managers."""
+import functools
+
+from . import _C
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """Gradients of outputs w.r.t. inputs (a tuple); .grad is left untouched."""
+    outputs = [outputs] if isinstance(outputs, _C.Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, _C.Tensor) else list(inputs)
+    if grad_outputs is not None:
+        grad_outputs = [grad_outputs] if isinstance(grad_outputs, _C.Tensor) else list(grad_outputs)
+    retain = create_graph if retain_graph is None else retain_graph
+    return _C.autograd_grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+    tensors = [tensors] if isinstance(tensors, _C.Tensor) else list(tensors)
+    if grad_tensors is not None:
+        grad_tensors = [grad_tensors] if isinstance(grad_tensors, _C.Tensor) else list(grad_tensors)
+    retain = create_graph if retain_graph is None else retain_graph
+    _C.autograd_backward(tensors, grad_tensors, retain, create_graph)
+
+
+def is_grad_enabled():
+    return _C.is_grad_enabled()
+
+
+class set_grad_enabled:
+    """Context manager (and function) setting grad mode for this thread."""
+
+    def __init__(self, mode):
+        self.prev = _C.is_grad_enabled()
+        self.mode = bool(mode)
+        _C.set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _C.set_grad_enabled(self.prev)
+        return False
+
+
+class _GradMode:
+    mode = True
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C.set_grad_enabled(self.mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C.set_grad_enabled(self.prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Disables gradient recording: `with oar.no_grad():` or `@oar.no_grad()`."""
+    mode = False
+
+
+class enable_grad(_GradMode):
+    mode = True

@@ -1,0 +1,1 @@
+"""oar.nn (being written)."""

@@ -1,0 +1,1 @@
+"""oar.optim (being written)."""

@@ -1,0 +1,2 @@
+"""oar.utils."""
+from . import data  # noqa: F401

@@ -1,0 +1,1 @@
+"""oar.utils.data (being written)."""

@@ -1,0 +1,36 @@
+// Shared pieces of the oar._C extension: conversions between Python objects
+// and oar values (dtypes, devices, attributes, scalars, index expressions),
+// and the registration functions of each binding file.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "oar/autograd.h"
+#include "oar/core.h"
+
+namespace nb = nanobind;
+
+namespace oar::py {
+
+DType to_dtype(nb::handle h);          // oar.float32, "float32", numpy dtype, Python type
+Device to_device(nb::handle h);        // "cpu", "cuda:0", oar.device
+AttrValue to_attr(nb::handle h);       // int, float, bool, str, list/tuple of int/float, dtype
+Attrs to_attrs(const nb::dict& d);
+// A Python number as a 0-d tensor that promotes like PyTorch's wrapped numbers:
+// an int keeps the other operand's dtype (bool -> i64), a float keeps a floating
+// dtype and turns integers into f32.
+Tensor scalar_tensor(nb::handle value, const Tensor& like);
+bool is_python_scalar(nb::handle h);
+// Builds a tensor from nested lists / numbers / numpy arrays (copying).
+Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, Device device);
+nb::object to_python_value(const Tensor& t);  // tolist() / item()
+nb::object wrap_outputs(std::vector<Tensor> outs);
+
+void bind_errors(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_functions(nb::module_& m);
+void bind_data(nb::module_& m);
+
+}  // namespace oar::py

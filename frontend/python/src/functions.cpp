@@ -1,0 +1,172 @@
+// Module-level functions of oar._C: generic op calls (the Python op wrappers
+// are generated from op_schemas()), tensor creation, DLPack import, seeding,
+// grad mode, autograd.grad, flags and oar.info().
+#include <dlpack/dlpack.h>
+#include <nanobind/stl/optional.h>
+
+#include "bindings.h"
+#include "oar/dlpack.h"
+#include "oar/plugin_loader.h"
+
+namespace oar::py {
+
+namespace {
+
+std::vector<Tensor> tensor_list(nb::handle seq) {
+  std::vector<Tensor> out;
+  for (nb::handle e : seq) {
+    if (e.is_none()) out.emplace_back();
+    else if (nb::isinstance<Tensor>(e)) out.push_back(nb::cast<Tensor>(e));
+    else if (nb::isinstance<nb::list>(e) || nb::isinstance<nb::tuple>(e))
+      for (nb::handle x : e) out.push_back(nb::cast<Tensor>(x));  // a variadic input
+    else throw DTypeError(str("expected a Tensor, got ", nb::cast<std::string>(nb::repr(e.type()))));
+  }
+  return out;
+}
+
+nb::object attr_to_python(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> nb::object {
+        using V = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<V, std::vector<int64_t>> || std::is_same_v<V, std::vector<double>>) {
+          nb::list l;
+          for (auto e : x) l.append(e);
+          return l;
+        } else {
+          return nb::cast(x);
+        }
+      },
+      v);
+}
+
+Tensor import_dlpack(nb::handle obj) {
+  nb::object capsule = nb::borrow(obj);
+  if (nb::hasattr(obj, "__dlpack__")) capsule = obj.attr("__dlpack__")();
+  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor"))
+    throw ValueError("from_dlpack: expected an object with __dlpack__ or an unused 'dltensor' capsule");
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");  // ownership moves to oar
+  return from_dlpack(m);
+}
+
+}  // namespace
+
+void bind_functions(nb::module_& m) {
+  m.def("call", [](const std::string& name, nb::handle inputs, nb::dict attrs, nb::handle device) {
+    CallOptions opts;
+    if (!device.is_none()) opts.device = to_device(device);
+    std::vector<Tensor> in = tensor_list(inputs);
+    Attrs a = to_attrs(attrs);
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release release;  // kernels may run long; other Python threads go on
+      outs = call(name, in, a, opts);
+    }
+    return wrap_outputs(std::move(outs));
+  }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs") = nb::dict(), nb::arg("device") = nb::none());
+
+  m.def("op_schemas", [] {
+    nb::list ops;
+    for (const auto& s : OpRegistry::instance().all()) {
+      nb::dict d;
+      d["name"] = s->name;
+      nb::list ins, attrs, outs;
+      for (const auto& i : s->inputs) {
+        nb::dict e;
+        e["name"] = i.name;
+        e["variadic"] = i.variadic;
+        e["optional"] = i.optional;
+        ins.append(e);
+      }
+      for (const auto& a : s->attrs) {
+        nb::dict e;
+        e["name"] = a.name;
+        e["type"] = attr_type_name(a.type);
+        e["has_default"] = bool(a.default_value);
+        e["default"] = a.default_value ? attr_to_python(*a.default_value) : nb::none();
+        attrs.append(e);
+      }
+      for (const auto& o : s->outputs) outs.append(o);
+      d["inputs"] = ins;
+      d["attrs"] = attrs;
+      d["outputs"] = outs;
+      d["variadic_outputs"] = s->variadic_outputs;
+      d["creation"] = s->creation;
+      d["doc"] = s->doc;
+      ops.append(d);
+    }
+    return ops;
+  });
+
+  m.def("tensor", [](nb::handle data, nb::handle dtype, nb::handle device, bool requires_grad) {
+    std::optional<DType> dt;
+    if (!dtype.is_none()) dt = to_dtype(dtype);
+    Tensor t = tensor_from_data(data, dt, device.is_none() ? Device::default_device() : to_device(device));
+    if (requires_grad) t.set_requires_grad(true);
+    return t;
+  }, nb::arg("data"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+
+  m.def("from_dlpack", &import_dlpack);
+  m.def("to_dtype", &to_dtype);
+  m.def("to_device", &to_device);
+  m.def("default_device", [] { return Device::default_device(); });
+  m.def("manual_seed", [](uint64_t s) { manual_seed(s); });
+  m.def("initial_seed", [] { return initial_seed(); });
+  m.def("is_grad_enabled", &autograd::is_grad_enabled);
+  m.def("set_grad_enabled", &autograd::set_grad_enabled);
+  m.def("autograd_grad", [](nb::handle outputs, nb::handle inputs, nb::handle grad_outputs, bool retain_graph,
+                            bool create_graph, bool allow_unused) {
+    std::vector<Tensor> gos = grad_outputs.is_none() ? std::vector<Tensor>{} : tensor_list(grad_outputs);
+    auto res = autograd::grad(tensor_list(outputs), tensor_list(inputs), gos, retain_graph, create_graph, allow_unused);
+    nb::list l;
+    for (auto& r : res) l.append(r.defined() ? nb::cast(r) : nb::none());
+    return nb::tuple(l);
+  });
+  m.def("autograd_backward", [](nb::handle tensors, nb::handle grads, bool retain_graph, bool create_graph) {
+    std::vector<Tensor> gs = grads.is_none() ? std::vector<Tensor>{} : tensor_list(grads);
+    autograd::backward(tensor_list(tensors), gs, retain_graph, create_graph);
+  });
+  m.def("set_flag", [](const std::string& n, const std::string& v) { Flags::instance().set(n, v); });
+  m.def("get_flag", [](const std::string& n) { return Flags::instance().get(n); });
+  m.def("fallback_count", [](const std::string& op, const std::string& dev) { return fallback_count(op, dev); });
+  m.def("info", [] {
+    Runtime& rt = Runtime::get();
+    nb::dict info;
+    info["abi_version"] = std::to_string(OAR_ABI_VERSION_MAJOR) + "." + std::to_string(OAR_ABI_VERSION_MINOR);
+    nb::list plugins, skipped, devices, flags;
+    for (const auto& p : rt.plugins()) {
+      nb::dict d;
+      d["name"] = p->name;
+      d["version"] = p->version;
+      d["path"] = p->path;
+      d["device_type"] = p->device_type;
+      d["device_count"] = p->device_count;
+      d["abi_version"] = std::to_string(p->abi_major) + "." + std::to_string(p->abi_minor);
+      d["kernels"] = KernelRegistry::instance().entries_for_device(p->device_type_id).size();
+      plugins.append(d);
+    }
+    for (const auto& s : rt.skipped()) {
+      nb::dict d;
+      d["path"] = s.path;
+      d["reason"] = s.reason;
+      skipped.append(d);
+    }
+    for (const auto& dev : rt.devices()) devices.append(dev.str());
+    for (const auto& f : Flags::instance().list()) {
+      nb::dict d;
+      d["name"] = f.definition.name;
+      d["value"] = f.value;
+      d["default"] = f.definition.default_value;
+      d["help"] = f.definition.help;
+      flags.append(d);
+    }
+    info["plugins"] = plugins;
+    info["skipped_plugins"] = skipped;
+    info["devices"] = devices;
+    info["flags"] = flags;
+    info["searched_dirs"] = rt.searched_dirs();
+    return info;
+  });
+}
+
+}  // namespace oar::py

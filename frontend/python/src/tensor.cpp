@@ -1,0 +1,347 @@
+// oar.Tensor: properties, views, indexing, arithmetic with Python scalars,
+// autograd methods, NumPy/DLPack exchange.
+#include <dlpack/dlpack.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+
+#include <sstream>
+
+#include "bindings.h"
+#include "oar/dlpack.h"
+
+namespace oar::py {
+
+namespace {
+
+Tensor as_tensor(nb::handle h, const Tensor& like) {
+  if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
+  if (is_python_scalar(h)) return scalar_tensor(h, like);
+  throw DTypeError(str("unsupported operand type ", nb::cast<std::string>(nb::repr(h.type())), " for a tensor op"));
+}
+
+Tensor binary(const char* op, const Tensor& a, nb::handle b) { return call1(op, {a, as_tensor(b, a)}); }
+Tensor rbinary(const char* op, const Tensor& a, nb::handle b) { return call1(op, {as_tensor(b, a), a}); }
+
+// In-place update as PyTorch users write it (p -= lr * g): compute, then copy
+// into this tensor's memory; refused on tensors that require grad under grad mode.
+Tensor& assign(Tensor& self, const Tensor& value) {
+  self.copy_(value);
+  return self;
+}
+
+nb::tuple shape_tuple(const Shape& s) {
+  nb::list l;
+  for (int64_t d : s) l.append(d);
+  return nb::tuple(l);
+}
+
+Shape shape_arg(nb::args args) {
+  // reshape(2, 3) or reshape((2, 3)) or reshape([2, 3])
+  Shape s;
+  if (args.size() == 1 && (nb::isinstance<nb::tuple>(args[0]) || nb::isinstance<nb::list>(args[0]))) {
+    for (nb::handle e : args[0]) s.push_back(nb::cast<int64_t>(e));
+  } else {
+    for (nb::handle e : args) s.push_back(nb::cast<int64_t>(e));
+  }
+  return s;
+}
+
+std::string dtype_repr(DType d) {
+  static const char* names[] = {"float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
+  return std::string("oar.") + names[int(d)];
+}
+
+// ---- indexing: ints, slices, None, Ellipsis, integer tensors / lists ----
+Tensor index_tensor(const Tensor& self, nb::handle key) {
+  std::vector<nb::handle> items;
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (nb::handle e : key) items.push_back(e);
+  } else {
+    items.push_back(key);
+  }
+  int64_t consumed = 0;  // dims of self the key addresses
+  for (nb::handle e : items)
+    if (!e.is_none() && e.ptr() != Py_Ellipsis) ++consumed;
+  if (consumed > self.dim())
+    throw IndexError(str("too many indices for a tensor of dimension ", self.dim()));
+  Tensor t = self;
+  int64_t d = 0;  // current dim in t
+  for (nb::handle e : items) {
+    if (e.ptr() == Py_Ellipsis) {
+      d += self.dim() - consumed;
+      consumed = self.dim();
+    } else if (e.is_none()) {
+      t = t.unsqueeze(d);
+      ++d;
+    } else if (PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr())) {
+      t = t.select(d, nb::cast<int64_t>(e));
+    } else if (PySlice_Check(e.ptr())) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(e.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
+      if (step <= 0) throw ValueError("slice step must be positive");
+      int64_t n = t.shape()[d];
+      Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
+      t = t.slice(d, start, start + len * step, step);
+      ++d;
+    } else if (nb::isinstance<Tensor>(e) || nb::isinstance<nb::list>(e)) {
+      Tensor idx = nb::isinstance<Tensor>(e) ? nb::cast<Tensor>(e) : tensor_from_data(e, DType::i64, t.device());
+      if (idx.dtype() == DType::boolean)
+        throw NotImplementedError("boolean mask indexing is not supported; use oar.where");
+      Shape idx_shape = idx.shape();
+      t = call1("index_select", {t, idx.reshape({-1})}, {{"dim", d}});
+      if (idx_shape.size() != 1) {  // restore the index's shape in place of dim d
+        Shape s(t.shape().begin(), t.shape().begin() + d);
+        s.insert(s.end(), idx_shape.begin(), idx_shape.end());
+        s.insert(s.end(), t.shape().begin() + d + 1, t.shape().end());
+        t = t.reshape(s);
+        d += int64_t(idx_shape.size());
+      } else {
+        ++d;
+      }
+    } else {
+      throw DTypeError(str("unsupported index ", nb::cast<std::string>(nb::repr(e))));
+    }
+  }
+  return t;
+}
+
+void capsule_deleter(PyObject* capsule) {
+  // Only an unconsumed capsule still owns its tensor (DLPack protocol).
+  if (PyCapsule_IsValid(capsule, "dltensor")) {
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+    if (m && m->deleter) m->deleter(m);
+  }
+}
+
+}  // namespace
+
+void bind_tensor(nb::module_& m) {
+  nb::enum_<DType>(m, "dtype")
+      .value("float32", DType::f32)
+      .value("float64", DType::f64)
+      .value("float16", DType::f16)
+      .value("bfloat16", DType::bf16)
+      .value("int8", DType::i8)
+      .value("uint8", DType::u8)
+      .value("int32", DType::i32)
+      .value("int64", DType::i64)
+      .value("bool", DType::boolean)
+      .def_prop_ro("is_floating_point", [](DType d) { return is_floating(d); })
+      .def_prop_ro("itemsize", [](DType d) { return dtype_size(d); })
+      .def("__repr__", [](DType d) { return dtype_repr(d); })
+      .def("__str__", [](DType d) { return dtype_repr(d); });
+
+  nb::class_<Device>(m, "device")
+      .def("__init__", [](Device* self, const std::string& s) { new (self) Device(Device::parse(s)); })
+      .def("__init__", [](Device* self, const std::string& type, int index) {
+        new (self) Device(Device::parse(type + ":" + std::to_string(index)));
+      })
+      .def_prop_ro("type", [](const Device& d) { return d.type_name(); })
+      .def_prop_ro("index", [](const Device& d) { return d.index; })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) { return "device(type='" + d.type_name() + "', index=" + std::to_string(d.index) + ")"; })
+      .def("__eq__", [](const Device& a, nb::handle b) {
+        try {
+          return a == to_device(b);
+        } catch (const Error&) {
+          return false;
+        }
+      })
+      .def("__hash__", [](const Device& d) { return std::hash<Device>()(d); });
+
+  nb::class_<Tensor> t(m, "Tensor");
+  t.def_prop_ro("shape", [](const Tensor& x) { return shape_tuple(x.shape()); })
+      .def("size", [](const Tensor& x, std::optional<int64_t> d) -> nb::object {
+        if (d) return nb::int_(x.size(*d));
+        return shape_tuple(x.shape());
+      }, nb::arg("dim") = nb::none())
+      .def("stride", [](const Tensor& x) { return shape_tuple(x.strides()); })
+      .def_prop_ro("dtype", &Tensor::dtype)
+      .def_prop_ro("device", &Tensor::device)
+      .def_prop_ro("ndim", &Tensor::dim)
+      .def("dim", &Tensor::dim)
+      .def("numel", &Tensor::numel)
+      .def("element_size", &Tensor::itemsize)
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("is_floating_point", [](const Tensor& x) { return is_floating(x.dtype()); })
+      .def("data_ptr", [](const Tensor& x) { return reinterpret_cast<uintptr_t>(x.data_ptr()); })
+      // views
+      .def("view", [](const Tensor& x, nb::args a) { return x.view(shape_arg(a)); })
+      .def("reshape", [](const Tensor& x, nb::args a) { return x.reshape(shape_arg(a)); })
+      .def("expand", [](const Tensor& x, nb::args a) { return x.expand(shape_arg(a)); })
+      .def("permute", [](const Tensor& x, nb::args a) { return x.permute(shape_arg(a)); })
+      .def("flatten", &Tensor::flatten, nb::arg("start_dim") = 0, nb::arg("end_dim") = -1)
+      .def("transpose", &Tensor::transpose)
+      .def("t", &Tensor::t)
+      .def_prop_ro("T", [](const Tensor& x) {
+        std::vector<int64_t> p(size_t(x.dim()));
+        for (size_t i = 0; i < p.size(); ++i) p[i] = int64_t(p.size() - 1 - i);
+        return x.permute(p);
+      })
+      .def("squeeze", [](const Tensor& x, std::optional<int64_t> d) { return d ? x.squeeze(*d) : x.squeeze(); },
+           nb::arg("dim") = nb::none())
+      .def("unsqueeze", &Tensor::unsqueeze)
+      .def("narrow", &Tensor::narrow)
+      .def("select", &Tensor::select)
+      .def("contiguous", &Tensor::contiguous)
+      .def("clone", &Tensor::clone)
+      .def("detach", &Tensor::detach)
+      .def_prop_rw("data", &Tensor::detach, [](Tensor& x, const Tensor& v) {
+        autograd::NoGradGuard g;
+        x.detach().copy_(v);
+      })
+      .def("to", [](const Tensor& x, nb::handle target, nb::handle dtype) {
+        Tensor r = x;
+        if (!target.is_none()) {
+          bool is_dtype = nb::isinstance<DType>(target);
+          if (is_dtype) r = r.to(nb::cast<DType>(target));
+          else if (nb::isinstance<Tensor>(target)) r = r.to(nb::cast<Tensor>(target).device()).to(nb::cast<Tensor>(target).dtype());
+          else r = r.to(to_device(target));
+        }
+        if (!dtype.is_none()) r = r.to(to_dtype(dtype));
+        return r;
+      }, nb::arg("device") = nb::none(), nb::arg("dtype") = nb::none())
+      .def("cpu", [](const Tensor& x) { return x.to(Device::cpu()); })
+      .def("float", [](const Tensor& x) { return x.to(DType::f32); })
+      .def("double", [](const Tensor& x) { return x.to(DType::f64); })
+      .def("half", [](const Tensor& x) { return x.to(DType::f16); })
+      .def("bfloat16", [](const Tensor& x) { return x.to(DType::bf16); })
+      .def("long", [](const Tensor& x) { return x.to(DType::i64); })
+      .def("int", [](const Tensor& x) { return x.to(DType::i32); })
+      .def("bool", [](const Tensor& x) { return x.to(DType::boolean); })
+      .def("type", [](const Tensor& x, nb::handle d) { return x.to(to_dtype(d)); })
+      // values
+      .def("item", [](const Tensor& x) {
+        if (x.numel() != 1) throw ValueError(str("item(): the tensor has ", x.numel(), " elements, not 1"));
+        return to_python_value(x.reshape({}));
+      })
+      .def("tolist", &to_python_value)
+      .def("numpy", [](const Tensor& x) {
+        if (x.requires_grad()) throw ValueError("can't call numpy() on a tensor that requires grad; use detach().numpy()");
+        if (!Runtime::get().host_accessible(x.device()))
+          throw DeviceError(str("numpy(): the tensor is on ", x.device().str(), "; copy it with .cpu() first"));
+        return nb::module_::import_("numpy").attr("from_dlpack")(nb::cast(x));
+      })
+      .def("__dlpack__", [](const Tensor& x, nb::handle, nb::handle, nb::handle, nb::handle) {
+        DLManagedTensor* mt = to_dlpack(x.detach());
+        return nb::steal(PyCapsule_New(mt, "dltensor", capsule_deleter));
+      }, nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(),
+         nb::arg("copy") = nb::none())
+      .def("__dlpack_device__", [](const Tensor& x) {
+        const std::string& type = x.device().type_name();
+        int code = type == "cpu" ? kDLCPU : type == "cuda" ? kDLCUDA : type == "opencl" ? kDLOpenCL : kDLExtDev;
+        return std::make_pair(code, x.device().index);
+      })
+      // autograd
+      .def_prop_rw("requires_grad", &Tensor::requires_grad, [](Tensor& x, bool r) { x.set_requires_grad(r); })
+      .def("requires_grad_", [](Tensor& x, bool r) { return x.set_requires_grad(r); }, nb::arg("requires_grad") = true)
+      .def_prop_rw("grad", [](const Tensor& x) -> nb::object {
+        Tensor g = x.grad();
+        return g.defined() ? nb::cast(g) : nb::none();
+      }, [](Tensor& x, nb::handle g) { x.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g)); }, nb::arg("value").none())
+      .def_prop_ro("is_leaf", &Tensor::is_leaf)
+      .def_prop_ro("grad_fn", [](const Tensor& x) -> nb::object {
+        std::string n = x.grad_fn_name();
+        if (n.empty()) return nb::none();
+        return nb::str(n.c_str());
+      })
+      .def("backward", [](const Tensor& x, std::optional<Tensor> g, bool retain_graph, bool create_graph) {
+        x.backward(g ? *g : Tensor(), retain_graph, create_graph);
+      }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)
+      .def("register_hook", [](const Tensor& x, nb::callable fn) {
+        x.register_hook([fn](const Tensor& g) -> Tensor {
+          nb::gil_scoped_acquire gil;
+          nb::object r = fn(g);
+          return r.is_none() ? Tensor() : nb::cast<Tensor>(r);
+        });
+      })
+      .def("retain_grad", &Tensor::retain_grad)
+      // in-place updates (copy into this tensor's memory)
+      .def("copy_", [](Tensor& x, const Tensor& s) -> Tensor& { return x.copy_(s); }, nb::rv_policy::reference)
+      .def("zero_", [](Tensor& x) -> Tensor& { return assign(x, Tensor::zeros({}, x.dtype(), x.device())); }, nb::rv_policy::reference)
+      .def("fill_", [](Tensor& x, double v) -> Tensor& { return assign(x, Tensor::full({}, v, x.dtype(), x.device())); }, nb::rv_policy::reference)
+      .def("add_", [](Tensor& x, nb::handle o, double alpha) -> Tensor& {
+        Tensor b = as_tensor(o, x);
+        if (alpha != 1.0) b = call1("mul", {b, Tensor::full({}, alpha, is_floating(b.dtype()) ? b.dtype() : DType::f64, x.device())});
+        return assign(x, call1("add", {x, b}));
+      }, nb::arg("other"), nb::arg("alpha") = 1.0, nb::rv_policy::reference)
+      .def("sub_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("sub", x, o)); }, nb::rv_policy::reference)
+      .def("mul_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", x, o)); }, nb::rv_policy::reference)
+      .def("div_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", x, o)); }, nb::rv_policy::reference)
+      .def("__iadd__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("add", x, o)); }, nb::rv_policy::reference)
+      .def("__isub__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("sub", x, o)); }, nb::rv_policy::reference)
+      .def("__imul__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", x, o)); }, nb::rv_policy::reference)
+      .def("__itruediv__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", x, o)); }, nb::rv_policy::reference)
+      // arithmetic
+      .def("__add__", [](const Tensor& a, nb::handle b) { return binary("add", a, b); })
+      .def("__radd__", [](const Tensor& a, nb::handle b) { return rbinary("add", a, b); })
+      .def("__sub__", [](const Tensor& a, nb::handle b) { return binary("sub", a, b); })
+      .def("__rsub__", [](const Tensor& a, nb::handle b) { return rbinary("sub", a, b); })
+      .def("__mul__", [](const Tensor& a, nb::handle b) { return binary("mul", a, b); })
+      .def("__rmul__", [](const Tensor& a, nb::handle b) { return rbinary("mul", a, b); })
+      .def("__truediv__", [](const Tensor& a, nb::handle b) { return binary("div", a, b); })
+      .def("__rtruediv__", [](const Tensor& a, nb::handle b) { return rbinary("div", a, b); })
+      .def("__pow__", [](const Tensor& a, nb::handle b) { return binary("pow", a, b); })
+      .def("__rpow__", [](const Tensor& a, nb::handle b) { return rbinary("pow", a, b); })
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return call1("matmul", {a, b}); })
+      .def("__neg__", [](const Tensor& a) { return call1("neg", {a}); })
+      .def("__abs__", [](const Tensor& a) { return call1("abs", {a}); })
+      .def("__eq__", [](const Tensor& a, nb::handle b) { return binary("eq", a, b); })
+      .def("__ne__", [](const Tensor& a, nb::handle b) { return binary("ne", a, b); })
+      .def("__lt__", [](const Tensor& a, nb::handle b) { return binary("lt", a, b); })
+      .def("__le__", [](const Tensor& a, nb::handle b) { return binary("le", a, b); })
+      .def("__gt__", [](const Tensor& a, nb::handle b) { return binary("gt", a, b); })
+      .def("__ge__", [](const Tensor& a, nb::handle b) { return binary("ge", a, b); })
+      .def("__and__", [](const Tensor& a, nb::handle b) { return binary("logical_and", a, b); })
+      .def("__or__", [](const Tensor& a, nb::handle b) { return binary("logical_or", a, b); })
+      .def("__xor__", [](const Tensor& a, nb::handle b) { return binary("logical_xor", a, b); })
+      .def("__invert__", [](const Tensor& a) { return call1("logical_not", {a}); })
+      .def("__hash__", [](const Tensor& a) { return reinterpret_cast<uintptr_t>(a.impl_ptr().get()); })
+      .def("__len__", [](const Tensor& a) {
+        if (a.dim() == 0) throw DTypeError("len() of a 0-d tensor");
+        return a.shape()[0];
+      })
+      .def("__bool__", [](const Tensor& a) {
+        if (a.numel() != 1)
+          throw ValueError(str("the truth value of a tensor with ", a.numel(), " elements is ambiguous"));
+        return a.item() != 0;
+      })
+      .def("__float__", [](const Tensor& a) {
+        if (a.numel() != 1) throw ValueError("only one-element tensors can be converted to Python scalars");
+        return a.item();
+      })
+      .def("__int__", [](const Tensor& a) {
+        if (a.numel() != 1) throw ValueError("only one-element tensors can be converted to Python scalars");
+        return int64_t(a.item());
+      })
+      .def("__index__", [](const Tensor& a) {
+        if (a.numel() != 1 || is_floating(a.dtype()) || a.dtype() == DType::boolean)
+          throw DTypeError("only one-element integer tensors can be used as an index");
+        return int64_t(a.item());
+      })
+      .def("__getitem__", [](const Tensor& x, nb::handle key) { return index_tensor(x, key); })
+      .def("__setitem__", [](Tensor& x, nb::handle key, nb::handle value) {
+        Tensor view = index_tensor(x, key);
+        if (!view.storage() || view.storage() != x.storage())
+          throw NotImplementedError("assignment through an integer-tensor index is not supported");
+        view.copy_(as_tensor(value, x));
+      })
+      .def("__repr__", [](const Tensor& x) {
+        std::ostringstream os;
+        nb::object np = nb::module_::import_("numpy");
+        Tensor host = x.detach().to(Device::cpu());
+        nb::object arr = np.attr("array")(to_python_value(host));
+        std::string body = nb::cast<std::string>(nb::str(arr));
+        os << "tensor(" << body;
+        if (x.dtype() != DType::f32 && x.dtype() != DType::i64 && x.dtype() != DType::boolean)
+          os << ", dtype=" << dtype_repr(x.dtype());
+        if (x.device() != Device::cpu()) os << ", device='" << x.device().str() << "'";
+        if (!x.grad_fn_name().empty()) os << ", grad_fn=<" << x.grad_fn_name() << ">";
+        else if (x.requires_grad()) os << ", requires_grad=True";
+        os << ")";
+        return os.str();
+      });
+}
+
+}  // namespace oar::py
