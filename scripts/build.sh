@@ -7,3 +7,11 @@ bash scripts/install_deps.sh
 JOBS=${OAR_BUILD_JOBS:-$(nproc)}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j "$JOBS"
+
+# Make `import oar` work from any directory: a .pth file pointing at the build.
+PY=${PYTHON:-python3}
+if [ -d build/python/oar ]; then
+  site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  echo "$(pwd)/build/python" > "$site/oar-build.pth" 2>/dev/null || \
+    echo "build.sh: cannot write $site/oar-build.pth; use PYTHONPATH=$(pwd)/build/python"
+fi

@@ -24,3 +24,16 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# Python side: nanobind builds the extension; NumPy is the tensor-exchange and
+# test reference; scikit-learn ships the digits data set; pytest runs tests/python.
+PY=${PYTHON:-python3}
+py_missing=()
+for m in nanobind numpy sklearn pytest; do
+  "$PY" -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")
+done
+if ((${#py_missing[@]})); then
+  pkgs=("${py_missing[@]/sklearn/scikit-learn}")
+  echo "install_deps: pip installing ${pkgs[*]}"
+  "$PY" -m pip install --quiet --disable-pip-version-check "${pkgs[@]}"
+fi

@@ -6,4 +6,5 @@ NB_MODULE(_C, m) {
   oar::py::bind_errors(m);
   oar::py::bind_tensor(m);
   oar::py::bind_functions(m);
+  oar::py::bind_data(m);
 }

@@ -1,0 +1,131 @@
+// oar._C.BatchPrefetcher: the fast path of oar.utils.data.DataLoader for
+// tensor datasets. Worker threads shuffle indices and gather whole batches
+// (index_select per tensor) ahead of the consumer, without the GIL, so Python
+// only receives ready batches.
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include "bindings.h"
+
+namespace oar::py {
+
+namespace {
+
+class BatchPrefetcher {
+ public:
+  BatchPrefetcher(std::vector<Tensor> tensors, int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed,
+                  int num_threads, int prefetch)
+      : tensors_(std::move(tensors)), batch_size_(batch_size), drop_last_(drop_last) {
+    if (tensors_.empty()) throw ValueError("BatchPrefetcher: no tensors");
+    if (batch_size <= 0) throw ValueError(str("batch_size must be positive, got ", batch_size));
+    if (num_threads <= 0 || prefetch <= 0) throw ValueError("num_threads and prefetch must be positive");
+    n_ = tensors_[0].dim() > 0 ? tensors_[0].size(0) : 0;
+    for (const auto& t : tensors_) {
+      if (t.dim() == 0 || t.size(0) != n_)
+        throw ShapeError(str("all tensors must have the same first dimension (", n_, "), got shape ", shape_str(t.shape())));
+    }
+    order_.resize(size_t(n_));
+    std::iota(order_.begin(), order_.end(), int64_t(0));
+    if (shuffle) {
+      std::mt19937_64 gen(seed);
+      std::shuffle(order_.begin(), order_.end(), gen);
+    }
+    num_batches_ = drop_last ? n_ / batch_size : (n_ + batch_size - 1) / batch_size;
+    capacity_ = size_t(prefetch);
+    for (int i = 0; i < num_threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+
+  ~BatchPrefetcher() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+
+  int64_t num_batches() const { return num_batches_; }
+
+  // Next batch in order; empty when done. Rethrows a worker's error.
+  std::vector<Tensor> next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (delivered_ >= num_batches_) return {};
+    cv_.wait(lock, [&] { return ready_.count(delivered_) || error_; });
+    if (error_) std::rethrow_exception(error_);
+    auto batch = std::move(ready_[delivered_]);
+    ready_.erase(delivered_);
+    ++delivered_;
+    cv_.notify_all();
+    return batch;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      int64_t b;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        // Stay at most `capacity_` batches ahead of the consumer.
+        cv_.wait(lock, [&] { return stop_ || next_batch_ >= num_batches_ || next_batch_ < delivered_ + int64_t(capacity_); });
+        if (stop_ || next_batch_ >= num_batches_) return;
+        b = next_batch_++;
+      }
+      try {
+        int64_t begin = b * batch_size_, end = std::min(n_, begin + batch_size_);
+        std::vector<int64_t> idx(order_.begin() + begin, order_.begin() + end);
+        Tensor index = Tensor::from_vector<int64_t>(idx, {int64_t(idx.size())}, tensors_[0].device());
+        std::vector<Tensor> batch;
+        for (const auto& t : tensors_) batch.push_back(call1("index_select", {t, index}, {{"dim", int64_t(0)}}));
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_[b] = std::move(batch);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      cv_.notify_all();
+    }
+  }
+
+  std::vector<Tensor> tensors_;
+  int64_t batch_size_;
+  bool drop_last_;
+  int64_t n_ = 0, num_batches_ = 0;
+  std::vector<int64_t> order_;
+  size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<int64_t, std::vector<Tensor>> ready_;
+  int64_t next_batch_ = 0, delivered_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+void bind_data(nb::module_& m) {
+  nb::class_<BatchPrefetcher>(m, "BatchPrefetcher")
+      .def(nb::init<std::vector<Tensor>, int64_t, bool, bool, uint64_t, int, int>(), nb::arg("tensors"),
+           nb::arg("batch_size"), nb::arg("shuffle") = false, nb::arg("drop_last") = false, nb::arg("seed") = 0,
+           nb::arg("num_threads") = 1, nb::arg("prefetch") = 2)
+      .def("__len__", &BatchPrefetcher::num_batches)
+      .def("__iter__", [](nb::handle self) { return self; })
+      .def("__next__", [](BatchPrefetcher& p) {
+        std::vector<Tensor> batch;
+        {
+          nb::gil_scoped_release release;  // wait for workers without holding the GIL
+          batch = p.next();
+        }
+        if (batch.empty()) throw nb::stop_iteration();
+        nb::list l;
+        for (auto& t : batch) l.append(nb::cast(std::move(t)));
+        return nb::tuple(l);
+      });
+}
+
+}  // namespace oar::py
