@@ -58,6 +58,8 @@ def evaluate(model, x, y, batch_size=256):
 
 
 def progress(epoch, epochs, step, steps, loss, acc, rate, width=24):
+    if step != steps and not sys.stdout.isatty():
+        return  # logs get one line per epoch
     filled = int(width * step / steps)
     bar = "#" * filled + "." * (width - filled)
     end = "\n" if step == steps else ""

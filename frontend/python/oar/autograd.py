@@ -8,7 +8,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Gradients of outputs w.r.t. inputs (a tuple); .grad is left untouched."""
     outputs = [outputs] if isinstance(outputs, _C.Tensor) else list(outputs)
     inputs = [inputs] if isinstance(inputs, _C.Tensor) else list(inputs)
-    if grad_outputs is not None:
+    if grad_outputs is None:
+        grad_outputs = []
+    else:
         grad_outputs = [grad_outputs] if isinstance(grad_outputs, _C.Tensor) else list(grad_outputs)
     retain = create_graph if retain_graph is None else retain_graph
     return _C.autograd_grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused)
@@ -16,7 +18,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     tensors = [tensors] if isinstance(tensors, _C.Tensor) else list(tensors)
-    if grad_tensors is not None:
+    if grad_tensors is None:
+        grad_tensors = []
+    else:
         grad_tensors = [grad_tensors] if isinstance(grad_tensors, _C.Tensor) else list(grad_tensors)
     retain = create_graph if retain_graph is None else retain_graph
     _C.autograd_backward(tensors, grad_tensors, retain, create_graph)

@@ -1,13 +1,12 @@
 // oar._C.BatchPrefetcher: the fast path of oar.utils.data.DataLoader for
-// tensor datasets. Worker threads shuffle indices and gather whole batches
-// (index_select per tensor) ahead of the consumer, without the GIL, so Python
-// only receives ready batches.
+// tensor datasets. The epoch's batches (index lists, drawn by the Python
+// sampler so oar.manual_seed governs the order) are gathered by worker threads
+// with one index_select per tensor, ahead of the consumer and without the GIL,
+// so Python only receives ready batches, in order.
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <numeric>
-#include <random>
 #include <thread>
 
 #include "bindings.h"
@@ -18,24 +17,20 @@ namespace {
 
 class BatchPrefetcher {
  public:
-  BatchPrefetcher(std::vector<Tensor> tensors, int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed,
-                  int num_threads, int prefetch)
-      : tensors_(std::move(tensors)), batch_size_(batch_size), drop_last_(drop_last) {
+  BatchPrefetcher(std::vector<Tensor> tensors, std::vector<std::vector<int64_t>> batches, int num_threads,
+                  int prefetch)
+      : tensors_(std::move(tensors)), batches_(std::move(batches)) {
     if (tensors_.empty()) throw ValueError("BatchPrefetcher: no tensors");
-    if (batch_size <= 0) throw ValueError(str("batch_size must be positive, got ", batch_size));
     if (num_threads <= 0 || prefetch <= 0) throw ValueError("num_threads and prefetch must be positive");
     n_ = tensors_[0].dim() > 0 ? tensors_[0].size(0) : 0;
     for (const auto& t : tensors_) {
       if (t.dim() == 0 || t.size(0) != n_)
         throw ShapeError(str("all tensors must have the same first dimension (", n_, "), got shape ", shape_str(t.shape())));
     }
-    order_.resize(size_t(n_));
-    std::iota(order_.begin(), order_.end(), int64_t(0));
-    if (shuffle) {
-      std::mt19937_64 gen(seed);
-      std::shuffle(order_.begin(), order_.end(), gen);
-    }
-    num_batches_ = drop_last ? n_ / batch_size : (n_ + batch_size - 1) / batch_size;
+    for (const auto& b : batches_)
+      for (int64_t i : b)
+        if (i < 0 || i >= n_) throw IndexError(str("sample index ", i, " is out of range for ", n_, " samples"));
+    num_batches_ = int64_t(batches_.size());
     capacity_ = size_t(prefetch);
     for (int i = 0; i < num_threads; ++i) workers_.emplace_back([this] { work(); });
   }
@@ -76,11 +71,19 @@ class BatchPrefetcher {
         b = next_batch_++;
       }
       try {
-        int64_t begin = b * batch_size_, end = std::min(n_, begin + batch_size_);
-        std::vector<int64_t> idx(order_.begin() + begin, order_.begin() + end);
-        Tensor index = Tensor::from_vector<int64_t>(idx, {int64_t(idx.size())}, tensors_[0].device());
+        const std::vector<int64_t>& idx = batches_[size_t(b)];
         std::vector<Tensor> batch;
-        for (const auto& t : tensors_) batch.push_back(call1("index_select", {t, index}, {{"dim", int64_t(0)}}));
+        std::vector<std::pair<Device, Tensor>> index_on;  // one index tensor per device
+        for (const auto& t : tensors_) {
+          Tensor index;
+          for (auto& [d, i] : index_on)
+            if (d == t.device()) index = i;
+          if (!index.defined()) {
+            index = Tensor::from_vector<int64_t>(idx, {int64_t(idx.size())}, t.device());
+            index_on.emplace_back(t.device(), index);
+          }
+          batch.push_back(call1("index_select", {t, index}, {{"dim", int64_t(0)}}));
+        }
         std::lock_guard<std::mutex> lock(mutex_);
         ready_[b] = std::move(batch);
       } catch (...) {
@@ -92,10 +95,8 @@ class BatchPrefetcher {
   }
 
   std::vector<Tensor> tensors_;
-  int64_t batch_size_;
-  bool drop_last_;
+  std::vector<std::vector<int64_t>> batches_;
   int64_t n_ = 0, num_batches_ = 0;
-  std::vector<int64_t> order_;
   size_t capacity_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -110,9 +111,8 @@ class BatchPrefetcher {
 
 void bind_data(nb::module_& m) {
   nb::class_<BatchPrefetcher>(m, "BatchPrefetcher")
-      .def(nb::init<std::vector<Tensor>, int64_t, bool, bool, uint64_t, int, int>(), nb::arg("tensors"),
-           nb::arg("batch_size"), nb::arg("shuffle") = false, nb::arg("drop_last") = false, nb::arg("seed") = 0,
-           nb::arg("num_threads") = 1, nb::arg("prefetch") = 2)
+      .def(nb::init<std::vector<Tensor>, std::vector<std::vector<int64_t>>, int, int>(), nb::arg("tensors"),
+           nb::arg("batches"), nb::arg("num_threads") = 1, nb::arg("prefetch") = 2)
       .def("__len__", &BatchPrefetcher::num_batches)
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__", [](BatchPrefetcher& p) {

@@ -3,10 +3,14 @@
 // grad mode, autograd.grad, flags and oar.info().
 #include <dlpack/dlpack.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 
 #include "bindings.h"
 #include "oar/dlpack.h"
 #include "oar/plugin_loader.h"
+#ifdef OAR_HAVE_CPP_FRONTEND
+#include "oar/serialize.h"
+#endif
 
 namespace oar::py {
 
@@ -116,16 +120,38 @@ void bind_functions(nb::module_& m) {
   m.def("set_grad_enabled", &autograd::set_grad_enabled);
   m.def("autograd_grad", [](nb::handle outputs, nb::handle inputs, nb::handle grad_outputs, bool retain_graph,
                             bool create_graph, bool allow_unused) {
-    std::vector<Tensor> gos = grad_outputs.is_none() ? std::vector<Tensor>{} : tensor_list(grad_outputs);
+    std::vector<Tensor> gos = tensor_list(grad_outputs);
     auto res = autograd::grad(tensor_list(outputs), tensor_list(inputs), gos, retain_graph, create_graph, allow_unused);
     nb::list l;
     for (auto& r : res) l.append(r.defined() ? nb::cast(r) : nb::none());
     return nb::tuple(l);
   });
   m.def("autograd_backward", [](nb::handle tensors, nb::handle grads, bool retain_graph, bool create_graph) {
-    std::vector<Tensor> gs = grads.is_none() ? std::vector<Tensor>{} : tensor_list(grads);
+    std::vector<Tensor> gs = tensor_list(grads);
     autograd::backward(tensor_list(tensors), gs, retain_graph, create_graph);
   });
+#ifdef OAR_HAVE_CPP_FRONTEND
+  // State dicts in the versioned, checksummed format of docs/serialization.md
+  // (shared with the C++ frontend, so checkpoints move between the two).
+  m.def("save_state_dict", [](const std::vector<std::pair<std::string, Tensor>>& items, const std::string& path) {
+    StateDict sd;
+    for (const auto& [k, v] : items) sd.insert(k, v.detach());
+    nb::gil_scoped_release release;
+    save(sd, path);
+  });
+  m.def("load_state_dict", [](const std::string& path, nb::handle device) {
+    StateDict sd;
+    {
+      std::optional<Device> dev;
+      if (!device.is_none()) dev = to_device(device);
+      nb::gil_scoped_release release;
+      sd = dev ? load(path, *dev) : load(path);
+    }
+    std::vector<std::pair<std::string, Tensor>> out;
+    for (auto& [k, v] : sd) out.emplace_back(k, v);
+    return out;
+  }, nb::arg("path"), nb::arg("device").none() = nb::none());
+#endif
   m.def("set_flag", [](const std::string& n, const std::string& v) { Flags::instance().set(n, v); });
   m.def("get_flag", [](const std::string& n) { return Flags::instance().get(n); });
   m.def("fallback_count", [](const std::string& op, const std::string& dev) { return fallback_count(op, dev); });

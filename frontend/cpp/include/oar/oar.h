@@ -1,0 +1,13 @@
+// The whole oar C++ API in one include (torch/torch.h's counterpart): the
+// core (tensors, devices, dispatch, runtime), autograd, tensor operators,
+// oar::nn, oar::optim and state_dict serialization.
+#pragma once
+
+#include "oar/autograd.h"
+#include "oar/core.h"
+#include "oar/functional.h"
+#include "oar/nn.h"
+#include "oar/optim.h"
+#include "oar/ordered_dict.h"
+#include "oar/serialize.h"
+#include "oar/tensor_ops.h"

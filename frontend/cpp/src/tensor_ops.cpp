@@ -1,0 +1,52 @@
+// Tensor operators and small helpers of the C++ frontend: thin calls into the
+// op catalog (see oar/tensor_ops.h for the scalar dtype rule).
+#include "oar/tensor_ops.h"
+
+#include <cmath>
+
+#include "oar/dispatch.h"
+#include "oar/error.h"
+
+namespace oar {
+
+Tensor scalar_tensor(double value, const Tensor& like) {
+  if (!like.defined()) throw ValueError("scalar operand combined with an undefined tensor");
+  DType dt = like.dtype();
+  if (!is_floating(dt) && (value != std::floor(value) || !std::isfinite(value))) dt = DType::f32;
+  if (dt == DType::boolean) dt = DType::i64;
+  return Tensor::full({}, value, dt, like.device());
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return call1("add", {a, b}); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return call1("sub", {a, b}); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return call1("mul", {a, b}); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return call1("div", {a, b}); }
+Tensor operator-(const Tensor& a) { return call1("neg", {a}); }
+
+Tensor operator+(const Tensor& a, double b) { return a + scalar_tensor(b, a); }
+Tensor operator-(const Tensor& a, double b) { return a - scalar_tensor(b, a); }
+Tensor operator*(const Tensor& a, double b) { return a * scalar_tensor(b, a); }
+Tensor operator/(const Tensor& a, double b) { return a / scalar_tensor(b, a); }
+Tensor operator+(double a, const Tensor& b) { return scalar_tensor(a, b) + b; }
+Tensor operator-(double a, const Tensor& b) { return scalar_tensor(a, b) - b; }
+Tensor operator*(double a, const Tensor& b) { return scalar_tensor(a, b) * b; }
+Tensor operator/(double a, const Tensor& b) { return scalar_tensor(a, b) / b; }
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return call1("matmul", {a, b}); }
+
+Tensor sum(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  return call1("sum", {x}, {{"dims", std::move(dims)}, {"keepdim", keepdim}});
+}
+Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  return call1("mean", {x}, {{"dims", std::move(dims)}, {"keepdim", keepdim}});
+}
+Tensor square(const Tensor& x) { return call1("square", {x}); }
+Tensor sqrt(const Tensor& x) { return call1("sqrt", {x}); }
+Tensor exp(const Tensor& x) { return call1("exp", {x}); }
+Tensor log(const Tensor& x) { return call1("log", {x}); }
+Tensor abs(const Tensor& x) { return call1("abs", {x}); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return call1("maximum", {a, b}); }
+Tensor zeros_like(const Tensor& x) { return Tensor::zeros(x.shape(), x.dtype(), x.device()); }
+Tensor ones_like(const Tensor& x) { return Tensor::ones(x.shape(), x.dtype(), x.device()); }
+
+}  // namespace oar

@@ -1,0 +1,304 @@
+"""oar.nn.functional (import as F): PyTorch's functional API over the op catalog.
+
+Each function validates its Python-level arguments (raising ValueError /
+TypeError / oar.ShapeError with the argument's name) and then calls one or a
+few catalog ops, so autograd comes from the ops' gradient rules. Features the
+catalog has no op for (class weights in losses, soft-label cross entropy,
+uneven adaptive pooling) are composed here from simpler ops.
+"""
+import numbers
+
+from .. import _C
+from .._C import ShapeError
+from .._ops import ops
+from .. import _functions as _fn
+from ..autograd import no_grad
+from ._loss_functions import (_check_tensor, cross_entropy, nll_loss, mse_loss, l1_loss,  # noqa: F401
+                              smooth_l1_loss, huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits)
+
+__all__ = ["linear", "relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "elu", "softplus", "softmax",
+           "log_softmax", "dropout", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
+           "layer_norm", "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "pad", "one_hot", "normalize",
+           "flatten"]
+
+
+def _pair(v, name, n=2):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return [int(v)] * n
+    if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(e, numbers.Integral) for e in v):
+        return [int(e) for e in v]
+    raise TypeError(f"{name} must be an int or a tuple of {n} ints, got {v!r}")
+
+
+# ---- linear and activations ----
+def linear(input, weight, bias=None):
+    """y = input @ weight.T + bias; input [..., in_features], weight [out_features, in_features]."""
+    _check_tensor(input, "input", "linear")
+    _check_tensor(weight, "weight", "linear")
+    if input.ndim == 0 or weight.ndim not in (1, 2) or input.shape[-1] != weight.shape[-1]:
+        raise ShapeError(f"linear(): input shape {tuple(input.shape)} does not match weight shape "
+                         f"{tuple(weight.shape)}: the last dim of input must equal in_features="
+                         f"{weight.shape[-1] if weight.ndim else '?'}")
+    y = _fn.matmul(input, weight.t() if weight.ndim == 2 else weight)
+    return y if bias is None else y + bias
+
+
+def relu(input, inplace=False):
+    return ops.relu(input)
+
+
+def relu6(input, inplace=False):
+    return ops.clamp(input, min=0.0, max=6.0)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+    return ops.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    return ops.silu(input)
+
+
+def sigmoid(input):
+    return ops.sigmoid(input)
+
+
+def tanh(input):
+    return ops.tanh(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return ops.leaky_relu(input, negative_slope=float(negative_slope))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _fn.where(input > 0, input, (ops.exp(ops.clamp(input, max=0.0)) - 1) * alpha)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    bx = input * beta
+    soft = (ops.relu(bx) + ops.log(ops.exp(-ops.abs(bx)) + 1)) / beta
+    return _fn.where(bx > threshold, input, soft)
+
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype=dtype)
+    return ops.softmax(input, dim=_softmax_dim(input.ndim) if dim is None else int(dim))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype=dtype)
+    return ops.log_softmax(input, dim=_softmax_dim(input.ndim) if dim is None else int(dim))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes elements with probability p and scales the rest by 1/(1-p); identity when not training."""
+    if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    return ops.dropout(input, p=float(p))[0]
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+
+
+# ---- convolution and pooling ----
+def _unbatched(input, fn, name):
+    if input.ndim == 3:
+        return input.unsqueeze(0), True
+    if input.ndim != 4:
+        raise ShapeError(f"{name}(): expected a 3-D (unbatched) or 4-D input [N, C, H, W], got shape "
+                         f"{tuple(input.shape)}")
+    return input, False
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    _check_tensor(input, "input", "conv2d")
+    x, squeeze = _unbatched(input, conv2d, "conv2d")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = [0, 0]
+        elif padding == "same":
+            if stride != [1, 1]:
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = [dilation[i] * (weight.shape[2 + i] - 1) for i in range(2)]
+            lo = [t // 2 for t in total]
+            if any(t % 2 for t in total):  # asymmetric: pad the extra row/column at the end, as PyTorch does
+                x = ops.pad(x, pads=[lo[1], total[1] - lo[1], lo[0], total[0] - lo[0]])
+                lo = [0, 0]
+            padding = lo
+        else:
+            raise ValueError(f"conv2d(): invalid padding string {padding!r}; use 'valid', 'same' or ints")
+    else:
+        padding = _pair(padding, "padding")
+    if not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"conv2d(): groups must be a positive int, got {groups!r}")
+    y = ops.conv2d(x, weight, bias, stride=stride, padding=padding, dilation=dilation, groups=int(groups))
+    return y.squeeze(0) if squeeze else y
+
+
+def _pool_args(kernel_size, stride, padding):
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _pair(stride, "stride")
+    p = _pair(padding, "padding")
+    if any(v <= 0 for v in k) or any(v <= 0 for v in s):
+        raise ValueError(f"pooling: kernel_size and stride must be positive, got {k} and {s}")
+    if any(p[i] * 2 > k[i] for i in range(2)):
+        raise ValueError(f"pooling: padding should be at most half of kernel size, but got padding={p} "
+                         f"and kernel_size={k}")
+    return k, s, p
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("max_pool2d(return_indices=True) is not supported")
+    if _pair(dilation, "dilation") != [1, 1]:
+        raise NotImplementedError("max_pool2d with dilation != 1 is not supported")
+    x, squeeze = _unbatched(input, max_pool2d, "max_pool2d")
+    k, s, p = _pool_args(kernel_size, stride, padding)
+    y = ops.max_pool2d(x, kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode))
+    return y.squeeze(0) if squeeze else y
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    x, squeeze = _unbatched(input, avg_pool2d, "avg_pool2d")
+    k, s, p = _pool_args(kernel_size, stride, padding)
+    y = ops.avg_pool2d(x, kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
+                       count_include_pad=bool(count_include_pad))
+    if divisor_override is not None:
+        if count_include_pad is False or any(p) or ceil_mode:
+            raise NotImplementedError("avg_pool2d: divisor_override is only supported without padding/ceil_mode")
+        y = y * (k[0] * k[1] / float(divisor_override))
+    return y.squeeze(0) if squeeze else y
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Averages over PyTorch's adaptive bins [floor(i*H/oh), ceil((i+1)*H/oh)); None keeps the input size."""
+    x, squeeze = _unbatched(input, adaptive_avg_pool2d, "adaptive_avg_pool2d")
+    H, W = x.shape[2], x.shape[3]
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size, output_size)
+    oh, ow = [H if output_size[0] is None else int(output_size[0]), W if output_size[1] is None else int(output_size[1])]
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"adaptive_avg_pool2d(): output_size must be positive, got {(oh, ow)}")
+    if (oh, ow) == (1, 1):
+        y = ops.mean(x, dims=[2, 3], keepdim=True)
+    elif H % oh == 0 and W % ow == 0:
+        k = [H // oh, W // ow]
+        y = ops.avg_pool2d(x, kernel_size=k, stride=k, padding=[0, 0])
+    else:  # uneven bins: average each window and stack them
+        rows = []
+        for i in range(oh):
+            h0, h1 = (i * H) // oh, -(-((i + 1) * H) // oh)
+            cols = [ops.mean(x[:, :, h0:h1, (j * W) // ow:-(-((j + 1) * W) // ow)], dims=[2, 3])
+                    for j in range(ow)]
+            rows.append(ops.stack(cols, dim=-1))
+        y = ops.stack(rows, dim=-2)
+    return y.squeeze(0) if squeeze else y
+
+
+# ---- normalization ----
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch normalization over dim 1; in training the running stats (if given) are updated in place:
+    running = (1 - momentum) * running + momentum * batch_stat, with the unbiased batch variance."""
+    _check_tensor(input, "input", "batch_norm")
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm(): expected an input with at least 2 dims [N, C, ...], got {tuple(input.shape)}")
+    C = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and tuple(t.shape) != (C,):
+            raise ShapeError(f"batch_norm(): {name} has shape {tuple(t.shape)}, expected ({C},) for "
+                             f"input of shape {tuple(input.shape)}")
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError("batch_norm(): running_mean and running_var are required when training=False")
+    n = input.numel() // C if C else 0
+    if training and n <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{tuple(input.shape)}")
+    y, mean, var = ops.batch_norm(input, weight, bias, running_mean, running_var, training=bool(training),
+                                  eps=float(eps))
+    if training and running_mean is not None and running_var is not None:
+        with no_grad():
+            m = float(momentum)
+            running_mean.copy_(running_mean * (1 - m) + mean.detach() * m)
+            running_var.copy_(running_var * (1 - m) + var.detach() * (m * n / (n - 1)))
+    return y
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (int(normalized_shape),)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"layer_norm(): input shape {tuple(input.shape)} does not end with normalized_shape "
+                         f"{normalized_shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise ShapeError(f"layer_norm(): {name} has shape {tuple(t.shape)}, expected {normalized_shape}")
+    return ops.layer_norm(input, weight, bias, normalized_ndim=k, eps=float(eps))[0]
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    if p == 2 or p == 2.0:
+        norm = ops.sqrt(ops.sum(input * input, dims=[dim], keepdim=True))
+    elif p == 1:
+        norm = ops.sum(ops.abs(input), dims=[dim], keepdim=True)
+    else:
+        norm = ops.sum(ops.abs(input) ** float(p), dims=[dim], keepdim=True) ** (1.0 / p)
+    return input / ops.clamp(norm, min=float(eps))
+
+
+# ---- embedding ----
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding(): weight must be 2-D [num_embeddings, dim], got {tuple(weight.shape)}")
+    V = weight.shape[0]
+    if padding_idx is None:
+        padding_idx = -1
+    else:
+        if not -V <= padding_idx < V:
+            raise ValueError(f"embedding(): padding_idx={padding_idx} must be within num_embeddings={V}")
+        padding_idx = padding_idx % V
+    return ops.embedding(weight, input, padding_idx=int(padding_idx))
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.is_floating_point():
+        raise TypeError("one_hot is only applicable to index tensors")
+    if num_classes < 0:
+        num_classes = int(ops.max(tensor).item()) + 1 if tensor.numel() else 0
+    classes = _C.call("arange", [], {"start": 0.0, "end": float(num_classes), "dtype": tensor.dtype}, tensor.device)
+    return (tensor.unsqueeze(-1) == classes).to(dtype=_C.dtype.int64)
+
+
+# ---- padding ----
+def pad(input, pad, mode="constant", value=None):
+    """pad = (left, right, top, bottom, ...) from the last dim; modes constant, reflect, replicate."""
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad(): padding length must be even and at most 2 * input.ndim ({2 * input.ndim}), "
+                         f"got {pad!r}")
+    if mode not in ("constant", "reflect", "replicate"):
+        raise NotImplementedError(f"pad(): mode {mode!r} is not supported (constant, reflect, replicate)")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"pad(): padding mode '{mode}' doesn't take in value argument")
+    return ops.pad(input, pads=[int(p) for p in pad], mode=mode, value=0.0 if value is None else float(value))

@@ -1,0 +1,279 @@
+"""Layers with parameters (Linear, Conv2d, Embedding), Dropout, shape helpers and pooling.
+
+Constructor signatures, default initialization and repr strings follow
+PyTorch, so `print(model)` and a PyTorch training script read the same.
+"""
+import math
+import numbers
+
+from .. import _C
+from .._creation import empty
+from ..autograd import no_grad
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+def _new_param(shape, device, dtype):
+    return Parameter(empty(*shape, dtype=dtype or _C.dtype.float32, device=device))
+
+
+def _tuple2(v, name):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return (int(v), int(v))
+    if isinstance(v, (tuple, list)) and len(v) == 2:
+        return tuple(int(e) for e in v)
+    raise TypeError(f"{name} must be an int or a tuple of 2 ints, got {v!r}")
+
+
+def _check_positive(name, v, minimum=1):
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+        raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v!r}")
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, weight [out_features, in_features]; init U(-1/sqrt(in), 1/sqrt(in))."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        _check_positive("in_features", in_features, minimum=0)
+        _check_positive("out_features", out_features)
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = _new_param((out_features, in_features), device, dtype)
+        if bias:
+            self.bias = _new_param((out_features,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_features
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Conv2d(Module):
+    """2-D convolution; kernel_size/stride/padding/dilation take ints or pairs, padding also 'valid'/'same'."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        _check_positive("in_channels", in_channels)
+        _check_positive("out_channels", out_channels)
+        _check_positive("groups", groups)
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate' or 'circular', "
+                             f"got {padding_mode!r}")
+        if padding_mode == "circular":
+            raise NotImplementedError("Conv2d(padding_mode='circular') is not supported")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _tuple2(kernel_size, "kernel_size")
+        self.stride = _tuple2(stride, "stride")
+        self.dilation = _tuple2(dilation, "dilation")
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and self.stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding = padding
+        else:
+            self.padding = _tuple2(padding, "padding")
+        self.padding_mode = padding_mode
+        self.weight = _new_param((out_channels, in_channels // groups) + self.kernel_size, device, dtype)
+        if bias:
+            self.bias = _new_param((out_channels,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        if input.ndim in (3, 4) and input.shape[-3] != self.in_channels:
+            raise _C.ShapeError(f"Conv2d: expected input with {self.in_channels} channels (dim -3), got shape "
+                                f"{tuple(input.shape)}")
+        if self.padding_mode != "zeros" and self.padding != "valid":
+            if self.padding == "same":  # (k-1)//2 before, the rest after, as PyTorch
+                tot = [self.dilation[i] * (self.kernel_size[i] - 1) for i in range(2)]
+                pads = (tot[1] // 2, tot[1] - tot[1] // 2, tot[0] // 2, tot[0] - tot[0] // 2)
+            else:
+                ph, pw = self.padding
+                pads = (pw, pw, ph, ph)
+            x = F.pad(input, pads, mode=self.padding_mode)
+            return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0, 0):
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Embedding(Module):
+    """A lookup table [num_embeddings, embedding_dim], init N(0, 1); the padding_idx row is zero and gets no grad."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        super().__init__()
+        _check_positive("num_embeddings", num_embeddings)
+        _check_positive("embedding_dim", embedding_dim)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx = padding_idx % num_embeddings
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, False, False
+        if _weight is None:
+            self.weight = _new_param((num_embeddings, embedding_dim), device, dtype)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.register_parameter("weight", Parameter(_weight, requires_grad=not _freeze))
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0.0)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+
+class Dropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = float(p), inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        d = self.dim % input.ndim
+        shape = tuple(input.shape[:d]) + self.unflattened_size + tuple(input.shape[d + 1:])
+        return input.reshape(*shape)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        if return_indices:
+            raise NotImplementedError("MaxPool2d(return_indices=True) is not supported")
+        if dilation != 1 and tuple(_tuple2(dilation, "dilation")) != (1, 1):
+            raise NotImplementedError("MaxPool2d with dilation != 1 is not supported")
+        self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
+        self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"

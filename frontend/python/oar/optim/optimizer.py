@@ -1,0 +1,199 @@
+"""Optimizer base: param_groups, per-parameter state, zero_grad, state_dict (PyTorch layout).
+
+Subclasses implement step(); updates happen in place on the parameters'
+memory under no_grad, so the tensors a model holds are updated directly.
+State is keyed by the parameter objects held in param_groups.
+"""
+import copy
+
+from .._C import Tensor
+from ..autograd import no_grad, enable_grad
+
+
+class _RequiredParameter:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class _IdentityDict(dict):
+    """dict keyed by tensor identity: oar.Tensor's == is elementwise, so tensors can't be compared as keys."""
+
+    def __getitem__(self, key):
+        return dict.__getitem__(self, id(key))[1]
+
+    def __setitem__(self, key, value):
+        dict.__setitem__(self, id(key), (key, value))
+
+    def __contains__(self, key):
+        return dict.__contains__(self, id(key))
+
+    def __delitem__(self, key):
+        dict.__delitem__(self, id(key))
+
+    def get(self, key, default=None):
+        e = dict.get(self, id(key))
+        return default if e is None else e[1]
+
+    def __iter__(self):
+        return (k for k, _ in dict.values(self))
+
+    def keys(self):
+        return list(iter(self))
+
+    def values(self):
+        return [v for _, v in dict.values(self)]
+
+    def items(self):
+        return list(dict.values(self))
+
+
+class _State(_IdentityDict):
+    """optimizer.state: a missing parameter reads as a new empty dict (like PyTorch's defaultdict(dict))."""
+
+    def __getitem__(self, key):
+        if id(key) not in dict.keys(self):
+            self[key] = {}
+        return _IdentityDict.__getitem__(self, key)
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = _State()
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            "but got an oar.Tensor")
+        if isinstance(params, dict):
+            params = [params]
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for g in param_groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+            if not p.is_floating_point():
+                raise TypeError(f"optimizer can only optimize floating-point Tensors, got {p.dtype}")
+        group = dict(param_group)
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            group.setdefault(name, default)
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+        if existing & {id(p) for p in params}:
+            raise ValueError("some parameters appear in more than one parameter group")
+        self._validate_group(group)
+        self.param_groups.append(group)
+
+    def _validate_group(self, group):
+        pass
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g.zero_()
+
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def state_dict(self):
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}; tensors are cloned."""
+        index = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                packed["params"].append(index[id(p)])
+            groups.append(packed)
+        state = {}
+        for p, s in self.state.items():
+            if id(p) in index:
+                state[index[id(p)]] = {k: (v.detach().clone() if isinstance(v, Tensor) else copy.deepcopy(v))
+                                       for k, v in s.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
+                             f"{len(self.param_groups)}")
+        for i, (saved, own) in enumerate(zip(groups, self.param_groups)):
+            if len(saved["params"]) != len(own["params"]):
+                raise ValueError(f"loaded state dict contains a parameter group {i} of size {len(saved['params'])} "
+                                 f"that doesn't match the size of optimizer's group ({len(own['params'])})")
+        id_map = {}
+        for saved, own in zip(groups, self.param_groups):
+            for idx, p in zip(saved["params"], own["params"]):
+                id_map[idx] = p
+        new_state = _State()
+        with no_grad():
+            for idx, s in state_dict["state"].items():
+                if idx not in id_map:
+                    continue
+                p = id_map[idx]
+                entry = {}
+                for k, v in s.items():
+                    if isinstance(v, Tensor):
+                        v = v.detach().to(p.device)
+                        if v.is_floating_point() and k != "step":
+                            v = v.to(dtype=p.dtype)
+                        v = v.clone()
+                    else:
+                        v = copy.deepcopy(v)
+                    entry[k] = v
+                new_state[p] = entry
+        self.state = new_state
+        for saved, own in zip(groups, self.param_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    own[k] = v
+
+    def __repr__(self):
+        s = type(self).__name__ + " ("
+        for i, g in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}"
+            for k in sorted(g):
+                if k != "params":
+                    s += f"\n    {k}: {g[k]}"
+        return s + "\n)"
+
+
+__all__ = ["Optimizer", "required"]
