@@ -11,6 +11,7 @@ PACKAGES=(
   libdlpack-dev          # DLPack: zero-copy tensor exchange
   libgtest-dev           # GoogleTest
   libbenchmark-dev       # Google Benchmark (bench/)
+  zlib1g-dev             # reading the digits data set (.csv.gz) in the C++ demo
 )
 
 missing=()
