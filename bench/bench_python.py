@@ -27,6 +27,16 @@ def best_time(fn, number, repeat=5):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
+def paired_best(fn_a, fn_b, number, rounds=9):
+    """Best time of each, measured in alternating rounds so both see the same machine load."""
+    fn_a(), fn_b()
+    best_a = best_b = float("inf")
+    for _ in range(rounds):
+        best_a = min(best_a, timeit.timeit(fn_a, number=number) / number)
+        best_b = min(best_b, timeit.timeit(fn_b, number=number) / number)
+    return best_a, best_b
+
+
 def report(label, oar_s, base_s, base_name):
     if base_s is None:
         print(f"{label:<44} oar {oar_s * 1e6:10.2f} us   ({base_name}: not installed)")
@@ -43,18 +53,19 @@ def main():
     report("1-element add (per-op overhead)", t_oar, best_time(lambda: na + nb, 20000), "numpy")
     if torch is not None:
         ta, tb = torch.ones(1), torch.ones(1)
-        report("1-element add (per-op overhead)", t_oar, best_time(lambda: ta + tb, 20000), "torch")
+        t_oar, t_torch = paired_best(lambda: a + b, lambda: ta + tb, 10000)
+        report("1-element add (per-op overhead)", t_oar, t_torch, "torch")
 
     lin = oar.nn.Linear(64, 64)
     x = oar.randn(1, 64)
     with oar.no_grad():
-        t_lin = best_time(lambda: lin(x), 5000)
-    if torch is not None:
-        tlin, tx = torch.nn.Linear(64, 64), torch.randn(1, 64)
-        with torch.no_grad():
-            report("Linear(64, 64) forward, batch 1", t_lin, best_time(lambda: tlin(tx), 5000), "torch")
-    else:
-        report("Linear(64, 64) forward, batch 1", t_lin, None, "torch")
+        if torch is not None:
+            tlin, tx = torch.nn.Linear(64, 64), torch.randn(1, 64)
+            with torch.no_grad():
+                t_lin, t_tlin = paired_best(lambda: lin(x), lambda: tlin(tx), 2000)
+            report("Linear(64, 64) forward, batch 1", t_lin, t_tlin, "torch")
+        else:
+            report("Linear(64, 64) forward, batch 1", best_time(lambda: lin(x), 2000), None, "torch")
 
     from train_digits import DigitsCNN
     model = DigitsCNN()
@@ -68,7 +79,6 @@ def main():
         loss.backward()
         opt.step()
 
-    t_step = best_time(step, 20, repeat=3)
     base = None
     if torch is not None:
         tm = torch.nn.Sequential(
@@ -85,7 +95,9 @@ def main():
             tcrit(tm(txb), tyb).backward()
             topt.step()
 
-        base = best_time(tstep, 20, repeat=3)
+        t_step, base = paired_best(step, tstep, 10)
+    else:
+        t_step = best_time(step, 10, repeat=9)
     report("digits CNN training step, batch 64", t_step, base, "torch")
     print(f"{'digits CNN training throughput':<44} oar {64 / t_step:10.0f} samples/s")
 

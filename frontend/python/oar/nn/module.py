@@ -129,7 +129,10 @@ class Module:
 
     def __getattr__(self, name):
         d = self.__dict__
-        for key in ("_parameters", "_buffers", "_modules"):
+        p = d.get("_parameters")
+        if p is not None and name in p:
+            return p[name]
+        for key in ("_buffers", "_modules"):
             if key in d and name in d[key]:
                 return d[key][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -356,6 +359,8 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
+        if not self._forward_pre_hooks and not self._forward_hooks:  # the common case, kept cheap
+            return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             r = hook(self, args)
             if r is not None:
