@@ -205,19 +205,20 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
     throw InternalError(str("op '", op.name, "': inference produced ", metas.size(),
                             " outputs, schema declares ", op.outputs.size()));
 
-  // Kernel signature from the prepared inputs.
-  std::vector<DType> sig;
-  sig.reserve(op.inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  // Kernel signature from the prepared inputs (on the stack: this is the hot path).
+  DType sig_buf[9];
+  size_t n_sig = 0;
+  for (size_t i = 0; i < inputs.size() && n_sig < 9; ++i) {
     size_t s = spec_of(op, i);
     if (!op.inputs[s].in_signature) continue;
     if (op.inputs[s].variadic && i > s) continue;  // a list contributes its first dtype
-    sig.push_back(inputs[i].dtype());
+    sig_buf[n_sig++] = inputs[i].dtype();
   }
   Runtime& rt = Runtime::get();
   const auto& registry = KernelRegistry::instance();
-  const std::vector<KernelEntry>* impls = registry.lookup(op.id, device.type, sig.data(), sig.size());
+  const std::vector<KernelEntry>* impls = registry.lookup(op.id, device.type, sig_buf, n_sig);
   if (impls == nullptr) {
+    std::vector<DType> sig(sig_buf, sig_buf + n_sig);
     auto sigs = registry.signatures(op.id, device.type);
     bool cpu_has = device.type != rt.cpu_type() && rt.cpu_type() >= 0 &&
                    registry.lookup(op.id, rt.cpu_type(), sig.data(), sig.size()) != nullptr;

@@ -149,7 +149,10 @@ void Runtime::load_all() {
         p.device_type_id = type_id;
         device_type_names_.push_back(p.device_type);
         plugin_by_type_.push_back(&p);
-        allocators_.emplace_back(count);
+        // Allocators exist from load on, so allocator() needs no lock on the hot path.
+        allocators_.emplace_back();
+        for (int32_t i = 0; i < count; ++i)
+          allocators_.back().push_back(std::make_unique<CachingAllocator>(Device{type_id, i}, p.api, p.name));
         if (p.device_type == "cpu") cpu_type_ = type_id;
         plugins_.push_back(std::move(r.plugin));
       } catch (const Error& e) {
@@ -190,12 +193,8 @@ bool Runtime::host_accessible(Device device) const {
 }
 
 CachingAllocator& Runtime::allocator(Device device) {
-  const LoadedPlugin& p = plugin_for(device);
-  auto& slot = allocators_[device.type][device.index];
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!slot) slot = std::make_unique<CachingAllocator>(device, p.api, p.name);
-  return *slot;
+  plugin_for(device);  // validates type and index
+  return *allocators_[device.type][device.index];
 }
 
 std::vector<Device> Runtime::devices() const {
