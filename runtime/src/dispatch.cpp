@@ -147,7 +147,10 @@ Device common_device(const OpSchema& op, const std::vector<Tensor>& inputs,
   return options.device ? *options.device : Device::default_device();
 }
 
-std::vector<Tensor> apply_dtype_policy(const OpSchema& op, const std::vector<Tensor>& inputs) {
+// The inputs after the schema's dtype policy: `inputs` itself when nothing
+// needs a cast (no copy on the hot path), else `owned` holding the casts.
+const std::vector<Tensor>& apply_dtype_policy(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                              std::vector<Tensor>& owned) {
   if (op.dtype_policy == DTypePolicy::kNone) return inputs;
   std::optional<DType> common;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -156,11 +159,15 @@ std::vector<Tensor> apply_dtype_policy(const OpSchema& op, const std::vector<Ten
   }
   if (!common) return inputs;
   if (op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = DType::f32;
-  std::vector<Tensor> out = inputs;
-  for (size_t i = 0; i < out.size(); ++i)
-    if (out[i].defined() && op.inputs[spec_of(op, i)].promoted && out[i].dtype() != *common)
-      out[i] = out[i].to(*common);
-  return out;
+  bool any = false;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    any |= inputs[i].defined() && op.inputs[spec_of(op, i)].promoted && inputs[i].dtype() != *common;
+  if (!any) return inputs;
+  owned = inputs;
+  for (size_t i = 0; i < owned.size(); ++i)
+    if (owned[i].defined() && op.inputs[spec_of(op, i)].promoted && owned[i].dtype() != *common)
+      owned[i] = owned[i].to(*common);
+  return owned;
 }
 
 void record_fallback(const OpSchema& op, const std::string& device_type,
@@ -198,7 +205,17 @@ std::vector<Tensor> run_fallback(const OpSchema& op, const std::vector<Tensor>& 
 
 std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_inputs,
                         const Attrs& attrs, Device device, const std::vector<Tensor>* given_outputs) {
-  std::vector<Tensor> inputs = apply_dtype_policy(op, raw_inputs);
+  std::vector<Tensor> owned;
+  const std::vector<Tensor>* prepared = &apply_dtype_policy(op, raw_inputs, owned);
+  // Copy-on-write: broadcasting or contiguity below may replace inputs.
+  auto mutable_inputs = [&]() -> std::vector<Tensor>& {
+    if (prepared != &owned) {
+      owned = *prepared;
+      prepared = &owned;
+    }
+    return owned;
+  };
+  const std::vector<Tensor>& inputs = *prepared;
   InferContext ictx{op, inputs, attrs, device};
   std::vector<TensorMeta> metas = op.infer(ictx);
   if (!op.variadic_outputs && metas.size() != op.outputs.size())
@@ -237,19 +254,25 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
 
   // Elementwise ops see every input at the output shape (stride 0 where broadcast).
   if (op.broadcast && !metas.empty()) {
-    for (auto& t : inputs)
-      if (t.defined() && t.shape() != metas[0].shape) t = t.expand(metas[0].shape);
+    for (size_t i = 0; i < prepared->size(); ++i) {
+      const Tensor& t = (*prepared)[i];
+      if (t.defined() && t.shape() != metas[0].shape) mutable_inputs()[i] = t.expand(metas[0].shape);
+    }
   }
   if (!op.strided_inputs)
-    for (auto& t : inputs)
-      if (t.defined()) t = t.contiguous();
+    for (size_t i = 0; i < prepared->size(); ++i) {
+      const Tensor& t = (*prepared)[i];
+      if (t.defined() && !t.is_contiguous()) mutable_inputs()[i] = t.contiguous();
+    }
+
+  const std::vector<Tensor>& kernel_inputs = *prepared;  // after broadcasting and contiguity
 
   std::vector<Tensor> outputs;
   if (given_outputs) {
     outputs = *given_outputs;
   } else {
     outputs.reserve(metas.size());
-    for (const auto& m : metas) outputs.push_back(Tensor::empty(m.shape, m.dtype, device));
+    for (auto& m : metas) outputs.push_back(Tensor::empty(std::move(m.shape), m.dtype, device));
   }
   bool all_empty = !outputs.empty();
   for (const auto& t : outputs) all_empty &= t.numel() == 0;
@@ -274,9 +297,9 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   std::vector<oar_tensor_view> in_heap, out_heap;
   oar_tensor_view* in_views = in_inline.data();
   oar_tensor_view* out_views = out_inline.data();
-  if (inputs.size() > kInline) in_heap.resize(inputs.size()), in_views = in_heap.data();
+  if (kernel_inputs.size() > kInline) in_heap.resize(kernel_inputs.size()), in_views = in_heap.data();
   if (outputs.size() > kInline) out_heap.resize(outputs.size()), out_views = out_heap.data();
-  for (size_t i = 0; i < inputs.size(); ++i) in_views[i] = make_view(inputs[i]);
+  for (size_t i = 0; i < kernel_inputs.size(); ++i) in_views[i] = make_view(kernel_inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) out_views[i] = make_view(outputs[i]);
   std::vector<oar_attr> abi_attrs;
   abi_attrs.reserve(attrs.items().size());
@@ -308,7 +331,7 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   ctx.device_index = device.index;
   ctx.stream = nullptr;
   ctx.inputs = in_views;
-  ctx.num_inputs = static_cast<int32_t>(inputs.size());
+  ctx.num_inputs = static_cast<int32_t>(kernel_inputs.size());
   ctx.outputs = out_views;
   ctx.num_outputs = static_cast<int32_t>(outputs.size());
   ctx.attrs = abi_attrs.data();

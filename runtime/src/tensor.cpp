@@ -16,14 +16,16 @@ TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) { return empty(Shape(shape), dtype, device); }
+
+Tensor Tensor::empty(Shape&& shape, DType dtype, Device device) {
   check_shape_nonnegative(shape);
   if (!is_valid_dtype(static_cast<int32_t>(dtype)))
     throw DTypeError(str("invalid dtype value ", static_cast<int32_t>(dtype)));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = allocate_storage(device, size_t(numel_of(shape)) * dtype_size(dtype));
-  impl->shape = shape;
   impl->strides = contiguous_strides(shape);
+  impl->shape = std::move(shape);
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }

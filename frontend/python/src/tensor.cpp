@@ -6,6 +6,7 @@
 #include <nanobind/stl/pair.h>
 
 #include <sstream>
+#include <unordered_map>
 
 #include "bindings.h"
 #include "oar/dlpack.h"
@@ -20,8 +21,24 @@ Tensor as_tensor(nb::handle h, const Tensor& like) {
   throw DTypeError(str("unsupported operand type ", nb::cast<std::string>(nb::repr(h.type())), " for a tensor op"));
 }
 
-Tensor binary(const char* op, const Tensor& a, nb::handle b) { return call1(op, {a, as_tensor(b, a)}); }
-Tensor rbinary(const char* op, const Tensor& a, nb::handle b) { return call1(op, {as_tensor(b, a), a}); }
+// Operators look their schema up once (the GIL serialises this cache).
+const OpSchema& schema_of(const char* op) {
+  static std::unordered_map<const char*, const OpSchema*> cache;
+  auto it = cache.find(op);
+  if (it != cache.end()) return *it->second;
+  const OpSchema& s = OpRegistry::instance().get(op);
+  cache.emplace(op, &s);
+  return s;
+}
+
+Tensor binary(const char* op, const Tensor& a, nb::handle b) {
+  auto outs = call(schema_of(op), {a, as_tensor(b, a)});
+  return std::move(outs[0]);
+}
+Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {
+  auto outs = call(schema_of(op), {as_tensor(b, a), a});
+  return std::move(outs[0]);
+}
 
 // In-place update as PyTorch users write it (p -= lr * g): compute, then copy
 // into this tensor's memory; refused on tensors that require grad under grad mode.

@@ -38,6 +38,7 @@ class Tensor {
 
   // ---- factories ----
   static Tensor empty(const Shape& shape, DType dtype = DType::f32, Device device = Device::default_device());
+  static Tensor empty(Shape&& shape, DType dtype, Device device);  // takes the shape's buffer
   static Tensor empty_strided(const Shape& shape, const Shape& strides, DType dtype, Device device);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::default_device());
   static Tensor ones(const Shape& shape, DType dtype = DType::f32, Device device = Device::default_device());
