@@ -347,8 +347,10 @@ void bind_tensor(nb::module_& m) {
       .def("__repr__", [](const Tensor& x) {
         std::ostringstream os;
         nb::object np = nb::module_::import_("numpy");
+        // Through NumPy (zero-copy) so large tensors print summarised; NumPy has no bfloat16.
         Tensor host = x.detach().to(Device::cpu());
-        nb::object arr = np.attr("array")(to_python_value(host));
+        if (host.dtype() == DType::bf16) host = host.to(DType::f32);
+        nb::object arr = np.attr("from_dlpack")(nb::cast(host.contiguous()));
         std::string body = nb::cast<std::string>(nb::str(arr));
         os << "tensor(" << body;
         if (x.dtype() != DType::f32 && x.dtype() != DType::i64 && x.dtype() != DType::boolean)
