@@ -127,7 +127,9 @@ Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, Device devi
   std::vector<double> values;
   bool any_float = false, all_bool = true;
   flatten(data, 0, shape, values, any_float, all_bool);
-  DType dt = dtype ? *dtype : (any_float ? DType::f32 : (all_bool && !values.empty() ? DType::boolean : DType::i64));
+  // As PyTorch: floats (and an empty list) give f32, all-bool gives bool, else i64.
+  DType dt = dtype ? *dtype
+                   : (any_float || values.empty() ? DType::f32 : (all_bool ? DType::boolean : DType::i64));
   return Tensor::from_host(values.data(), int64_t(values.size()), shape, DType::f64, device).to(dt);
 }
 
