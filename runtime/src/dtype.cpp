@@ -71,6 +71,12 @@ DType promote_types(DType a, DType b) {
   return ia.rank > ib.rank ? a : b;
 }
 
+DType scalar_operand_dtype(DType tensor_dtype, ScalarKind kind) {
+  if (kind == ScalarKind::kFloat && !is_floating(tensor_dtype)) return DType::f32;
+  if (kind == ScalarKind::kInteger && tensor_dtype == DType::boolean) return DType::i64;
+  return tensor_dtype;
+}
+
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kShape: return "ShapeError";

@@ -27,6 +27,17 @@ TEST(DTypes, SizesNamesAndPromotion) {
     for (DType b : all_dtypes) EXPECT_EQ(promote_types(a, b), promote_types(b, a));
 }
 
+TEST(DTypes, ScalarOperandsDoNotWidenTensors) {
+  using K = ScalarKind;
+  EXPECT_EQ(scalar_operand_dtype(DType::f16, K::kFloat), DType::f16);
+  EXPECT_EQ(scalar_operand_dtype(DType::i32, K::kFloat), DType::f32);
+  EXPECT_EQ(scalar_operand_dtype(DType::boolean, K::kFloat), DType::f32);
+  EXPECT_EQ(scalar_operand_dtype(DType::u8, K::kInteger), DType::u8);
+  EXPECT_EQ(scalar_operand_dtype(DType::boolean, K::kInteger), DType::i64);
+  EXPECT_EQ(scalar_operand_dtype(DType::boolean, K::kBool), DType::boolean);
+  EXPECT_EQ(scalar_operand_dtype(DType::bf16, K::kInteger), DType::bf16);
+}
+
 TEST(Devices, ParsingAndErrors) {
   Device cpu = Device::parse("cpu");
   EXPECT_EQ(cpu, Device::parse("cpu:0"));

@@ -11,9 +11,9 @@ namespace oar {
 
 Tensor scalar_tensor(double value, const Tensor& like) {
   if (!like.defined()) throw ValueError("scalar operand combined with an undefined tensor");
-  DType dt = like.dtype();
-  if (!is_floating(dt) && (value != std::floor(value) || !std::isfinite(value))) dt = DType::f32;
-  if (dt == DType::boolean) dt = DType::i64;
+  // A C++ double counts as an integer when it holds one.
+  bool integral = std::isfinite(value) && value == std::floor(value);
+  DType dt = scalar_operand_dtype(like.dtype(), integral ? ScalarKind::kInteger : ScalarKind::kFloat);
   return Tensor::full({}, value, dt, like.device());
 }
 

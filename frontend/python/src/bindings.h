@@ -18,9 +18,8 @@ DType to_dtype(nb::handle h);          // oar.float32, "float32", numpy dtype, P
 Device to_device(nb::handle h);        // "cpu", "cuda:0", oar.device
 AttrValue to_attr(nb::handle h);       // int, float, bool, str, list/tuple of int/float, dtype
 Attrs to_attrs(const nb::dict& d);
-// A Python number as a 0-d tensor that promotes like PyTorch's wrapped numbers:
-// an int keeps the other operand's dtype (bool -> i64), a float keeps a floating
-// dtype and turns integers into f32.
+// A Python number as a 0-d tensor of oar::scalar_operand_dtype (the kind comes
+// from the Python type: bool, int or float).
 Tensor scalar_tensor(nb::handle value, const Tensor& like);
 bool is_python_scalar(nb::handle h);
 // Builds a tensor from nested lists / numbers / numpy arrays (copying).

@@ -65,20 +65,13 @@ Attrs to_attrs(const nb::dict& d) {
 }
 
 Tensor scalar_tensor(nb::handle value, const Tensor& like) {
-  DType dt = like.dtype();
-  double v;
-  if (PyBool_Check(value.ptr())) {
-    v = value.ptr() == Py_True ? 1 : 0;
-  } else if (PyLong_Check(value.ptr())) {
-    v = nb::cast<double>(value);
-    if (dt == DType::boolean) dt = DType::i64;
-  } else if (PyFloat_Check(value.ptr())) {
-    v = nb::cast<double>(value);
-    if (!is_floating(dt)) dt = DType::f32;
-  } else {
-    throw DTypeError(str("unsupported operand ", nb::cast<std::string>(nb::repr(value))));
-  }
-  return Tensor::full({}, v, dt, like.device());
+  ScalarKind kind;
+  if (PyBool_Check(value.ptr())) kind = ScalarKind::kBool;
+  else if (PyLong_Check(value.ptr())) kind = ScalarKind::kInteger;
+  else if (PyFloat_Check(value.ptr())) kind = ScalarKind::kFloat;
+  else throw DTypeError(str("unsupported operand ", nb::cast<std::string>(nb::repr(value))));
+  DType dt = scalar_operand_dtype(like.dtype(), kind);
+  return Tensor::full({}, nb::cast<double>(value), dt, like.device());
 }
 
 namespace {

@@ -36,6 +36,12 @@ bool is_floating(DType dtype);
 bool is_integral(DType dtype);  // bool excluded
 bool is_valid_dtype(int32_t value);
 DType promote_types(DType a, DType b);
+
+// A number (not a tensor) combined with a tensor takes the tensor's dtype unless
+// that would lose its kind: a float with an integer/bool tensor gives f32, an
+// integer with a bool tensor gives i64 (PyTorch's "wrapped number" rule).
+enum class ScalarKind { kBool, kInteger, kFloat };
+DType scalar_operand_dtype(DType tensor_dtype, ScalarKind kind);
 inline constexpr DType all_dtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
                                        DType::u8,  DType::i32, DType::i64, DType::boolean};
 
