@@ -3,13 +3,11 @@ accuracy and its checkpoint reloads to the same predictions."""
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+import train_digits  # noqa: E402  (a missing demo must fail, not skip)
 
 
 def test_digits_cnn_short_run(tmp_path, capsys):
-    train_digits = pytest.importorskip("train_digits")
     acc, same = train_digits.main(["--epochs", "8", "--checkpoint", str(tmp_path / "digits.oar")])
     out = capsys.readouterr().out
     assert "test accuracy" in out and "samples/s" in out
