@@ -7,5 +7,5 @@ bash scripts/build.sh
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@")
 # Python suites (the package is in build/python).
 if [ -d tests/python ] && [ -d build/python/oar ]; then
-  OAR_PYTHON_PATH="$(pwd)/build/python" OAR_FALLBACK=error ${PYTHON:-python3} -m pytest -q tests/python
+  TEST_OAR_PYTHONPATH="$(pwd)/build/python" OAR_FALLBACK=error ${PYTHON:-python3} -m pytest -q tests/python
 fi

@@ -1,5 +1,7 @@
 #include "oar/allocator.h"
 
+#include "pooled.h"
+
 #include "oar/error.h"
 #include "oar/flags.h"
 #include "oar/runtime.h"
@@ -37,79 +39,105 @@ void* CachingAllocator::plugin_allocate(size_t size) {
   return ptr;
 }
 
+CachingAllocator::Block* CachingAllocator::new_record() {
+  if (spare_records_ == nullptr) {  // a chunk of records at a time: no malloc per block
+    constexpr size_t kChunk = 256;
+    record_chunks_.push_back(std::make_unique<Block[]>(kChunk));
+    Block* chunk = record_chunks_.back().get();
+    for (size_t i = 0; i < kChunk; ++i) {
+      chunk[i].next = spare_records_;
+      spare_records_ = &chunk[i];
+    }
+  }
+  Block* b = spare_records_;
+  spare_records_ = b->next;
+  return b;
+}
+
 DataPtr CachingAllocator::allocate(size_t nbytes, oar_stream_t stream) {
   size_t size = round_size(nbytes == 0 ? 1 : nbytes);
+  size_t bin = size / kBinQuantum;
+  bool binned = stream == nullptr && bin < kNumBins;
   std::lock_guard<std::mutex> lock(mutex_);
-  void* ptr = nullptr;
-  auto it = free_.lower_bound({stream, size});
-  // Reuse a cached block on the same stream unless it would waste over half of it.
-  if (it != free_.end() && it->first.first == stream && it->first.second <= 2 * size) {
-    ptr = it->second;
-    size = it->first.second;
-    spare_free_nodes_.push_back(free_.extract(it));
+  Block* b = nullptr;
+  if (binned && bins_[bin] != nullptr) {
+    b = bins_[bin];
+    bins_[bin] = b->next;
     ++stats_.num_cache_hits;
-  } else {
+  } else if (!binned) {
+    auto it = free_.lower_bound({stream, size});
+    // Reuse a cached block on the same stream unless it would waste over half of it.
+    if (it != free_.end() && it->first.first == stream && it->first.second <= 2 * size) {
+      b = it->second;
+      spare_free_nodes_.push_back(free_.extract(it));
+      ++stats_.num_cache_hits;
+    }
+  }
+  if (b == nullptr) {
+    void* ptr;
     try {
       ptr = plugin_allocate(size);
     } catch (const DeviceError&) {
-      // Give the cache back and try once more before failing.
-      for (auto& [key, p] : free_) {
-        api_->memory_free(device_.index, p);
-        stats_.reserved -= key.second;
-      }
-      free_.clear();
+      release_cached_locked();  // give the cache back and try once more before failing
       ptr = plugin_allocate(size);
     }
+    b = new_record();
+    *b = Block{this, ptr, size, stream, nullptr};
   }
-  // Reuse map nodes from earlier frees so steady-state allocation does no malloc.
-  if (!spare_in_use_nodes_.empty()) {
-    auto node = std::move(spare_in_use_nodes_.back());
-    spare_in_use_nodes_.pop_back();
-    node.key() = ptr;
-    node.mapped() = Block{size, stream};
-    in_use_.insert(std::move(node));
-  } else {
-    in_use_[ptr] = Block{size, stream};
-  }
-  stats_.allocated += size;
+  stats_.allocated += b->size;
   if (stats_.allocated > stats_.peak_allocated) stats_.peak_allocated = stats_.allocated;
-  return DataPtr{ptr, this, &CachingAllocator::free_block};
+  return DataPtr{b->ptr, b, &CachingAllocator::free_block};
 }
 
-void CachingAllocator::free_block(void* ctx, void* ptr) {
-  static_cast<CachingAllocator*>(ctx)->give_back(ptr);
+void CachingAllocator::free_block(void* ctx, void* /*ptr*/) {
+  auto* b = static_cast<Block*>(ctx);
+  b->owner->give_back(b);
 }
 
-void CachingAllocator::give_back(void* ptr) {
+void CachingAllocator::give_back(Block* b) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = in_use_.find(ptr);
-  if (it == in_use_.end()) return;
-  Block b = it->second;
-  spare_in_use_nodes_.push_back(in_use_.extract(it));
-  stats_.allocated -= b.size;
-  if (caching_) {
-    if (!spare_free_nodes_.empty()) {
-      auto node = std::move(spare_free_nodes_.back());
-      spare_free_nodes_.pop_back();
-      node.key() = {b.stream, b.size};
-      node.mapped() = ptr;
-      free_.insert(std::move(node));
-    } else {
-      free_.emplace(std::make_pair(b.stream, b.size), ptr);
-    }
+  stats_.allocated -= b->size;
+  size_t bin = b->size / kBinQuantum;
+  if (!caching_) {
+    api_->memory_free(device_.index, b->ptr);
+    stats_.reserved -= b->size;
+    b->next = spare_records_;
+    spare_records_ = b;
+  } else if (b->stream == nullptr && bin < kNumBins) {
+    b->next = bins_[bin];
+    bins_[bin] = b;
+  } else if (!spare_free_nodes_.empty()) {
+    auto node = std::move(spare_free_nodes_.back());
+    spare_free_nodes_.pop_back();
+    node.key() = {b->stream, b->size};
+    node.mapped() = b;
+    free_.insert(std::move(node));
   } else {
-    api_->memory_free(device_.index, ptr);
-    stats_.reserved -= b.size;
+    free_.emplace(std::make_pair(b->stream, b->size), b);
+  }
+}
+
+void CachingAllocator::release_cached_locked() {
+  auto release = [&](Block* b) {
+    api_->memory_free(device_.index, b->ptr);
+    stats_.reserved -= b->size;
+    b->next = spare_records_;
+    spare_records_ = b;
+  };
+  for (auto& [key, b] : free_) release(b);
+  free_.clear();
+  for (Block*& head : bins_) {
+    while (head) {
+      Block* b = head;
+      head = b->next;
+      release(b);
+    }
   }
 }
 
 void CachingAllocator::release_cached() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [key, p] : free_) {
-    api_->memory_free(device_.index, p);
-    stats_.reserved -= key.second;
-  }
-  free_.clear();
+  release_cached_locked();
 }
 
 AllocatorStats CachingAllocator::stats() const {
@@ -124,7 +152,7 @@ void CachingAllocator::reset_peak() {
 
 Storage allocate_storage(Device device, size_t nbytes) {
   DataPtr data = Runtime::get().allocator(device).allocate(nbytes);
-  return std::make_shared<StorageImpl>(device, data, nbytes);
+  return detail::make_pooled<StorageImpl>(device, data, nbytes);
 }
 
 }  // namespace oar

@@ -234,6 +234,17 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   Runtime& rt = Runtime::get();
   const auto& registry = KernelRegistry::instance();
   const std::vector<KernelEntry>* impls = registry.lookup(op.id, device.type, sig_buf, n_sig);
+  if (impls == nullptr && op.decompose && given_outputs == nullptr) {
+    // The composite's own node (recorded by call) carries the gradient, not its parts.
+    autograd::NoGradGuard no_grad;
+    std::vector<Tensor> outs = op.decompose(inputs, attrs);
+    for (size_t i = 0; i < outs.size() && i < metas.size(); ++i)
+      if (outs[i].shape() != metas[i].shape || outs[i].dtype() != metas[i].dtype)
+        throw InternalError(str("op '", op.name, "': its decomposition produced ", shape_str(outs[i].shape()), " ",
+                                dtype_name(outs[i].dtype()), ", inference says ", shape_str(metas[i].shape), " ",
+                                dtype_name(metas[i].dtype)));
+    return outs;
+  }
   if (impls == nullptr) {
     std::vector<DType> sig(sig_buf, sig_buf + n_sig);
     auto sigs = registry.signatures(op.id, device.type);
@@ -347,7 +358,7 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
         continue;
       }
     }
-    Runtime::take_last_error();
+    Runtime::clear_last_error();
     oar_status_t st = impl.fn(&ctx);
     if (st != OAR_STATUS_OK) {
       std::string msg = Runtime::take_last_error();

@@ -1,5 +1,7 @@
 #include "oar/dlpack.h"
 
+#include "pooled.h"
+
 #include "oar/error.h"
 #include "oar/runtime.h"
 
@@ -127,9 +129,9 @@ Tensor from_dlpack(DLManagedTensor* managed) {
                  auto* m = static_cast<DLManagedTensor*>(ctx);
                  if (m->deleter) m->deleter(m);
                }};
-  auto storage = std::make_shared<StorageImpl>(device, data, nbytes);
+  auto storage = detail::make_pooled<StorageImpl>(device, data, nbytes);
   guard.m = nullptr;  // the storage owns the producer's tensor now
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_pooled<TensorImpl>();
   impl->storage = std::move(storage);
   impl->shape = std::move(shape);
   impl->strides = std::move(strides);

@@ -64,7 +64,8 @@ std::string catalog_markdown(bool with_kernels) {
                (a.default_value ? " (" + attr_value_text(*a.default_value) + ")" : "");
     os << "| `" << op->name << "` | " << (ins.empty() ? "-" : ins) << " | " << outs << " | "
        << escape_pipes(attrs.empty() ? "-" : attrs) << " | " << policy_text(op->dtype_policy) << " | "
-       << escape_pipes(op->doc) << " |\n";
+       << escape_pipes(op->doc) << (op->decompose ? " (composite: runs as other ops where a device has no kernel)" : "")
+       << " |\n";
   }
   if (!with_kernels) return os.str();
   const Runtime& rt = Runtime::get();
@@ -85,7 +86,8 @@ std::string catalog_markdown(bool with_kernels) {
         text += one;
         text += ')';
       }
-      os << "| `" << op->name << "` | " << (text.empty() ? "none" : text) << " |\n";
+      if (text.empty()) text = op->decompose ? "none (decomposed)" : "none";
+      os << "| `" << op->name << "` | " << text << " |\n";
     }
   }
   return os.str();

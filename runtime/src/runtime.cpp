@@ -53,6 +53,13 @@ oar_status_t host_workspace_allocate(void* host_context, uint64_t size, void** o
 
 const oar_host_api* Runtime::host_api() { return &kHostApi; }
 
+void Runtime::clear_last_error() {
+  if (t_last_code != OAR_STATUS_OK || !t_last_error.empty()) {
+    t_last_error.clear();
+    t_last_code = OAR_STATUS_OK;
+  }
+}
+
 std::string Runtime::take_last_error() {
   std::string msg = std::move(t_last_error);
   t_last_error.clear();

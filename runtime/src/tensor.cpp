@@ -1,5 +1,7 @@
 #include "oar/tensor.h"
 
+#include "pooled.h"
+
 #include <cstring>
 #include <sstream>
 
@@ -11,10 +13,7 @@
 
 namespace oar {
 
-TensorImpl& Tensor::impl() const {
-  if (!impl_) throw ValueError("operation on an undefined tensor");
-  return *impl_;
-}
+void Tensor::throw_undefined() { throw ValueError("operation on an undefined tensor"); }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) { return empty(Shape(shape), dtype, device); }
 
@@ -22,7 +21,7 @@ Tensor Tensor::empty(Shape&& shape, DType dtype, Device device) {
   check_shape_nonnegative(shape);
   if (!is_valid_dtype(static_cast<int32_t>(dtype)))
     throw DTypeError(str("invalid dtype value ", static_cast<int32_t>(dtype)));
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_pooled<TensorImpl>();
   impl->storage = allocate_storage(device, size_t(numel_of(shape)) * dtype_size(dtype));
   impl->strides = contiguous_strides(shape);
   impl->shape = std::move(shape);
@@ -42,7 +41,7 @@ Tensor Tensor::empty_strided(const Shape& shape, const Shape& strides, DType dty
   }
   if (extent != 0)
     for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * strides[i];
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_pooled<TensorImpl>();
   impl->storage = allocate_storage(device, size_t(extent) * dtype_size(dtype));
   impl->shape = shape;
   impl->strides = strides;
@@ -130,7 +129,7 @@ std::function<Tensor(const Tensor&)> slice_back(const Shape& in_shape, int64_t d
 }  // namespace
 
 Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_pooled<TensorImpl>();
   impl->storage = storage();
   impl->shape = std::move(shape);
   impl->strides = std::move(strides);

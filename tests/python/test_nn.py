@@ -80,6 +80,58 @@ def test_linear_forward_matches_numpy_and_init_bounds():
     close(nn.Linear(5, 3, bias=False, dtype=oar.float64)(T(x[0])).shape, (4, 3))
 
 
+def test_functional_linear_shapes_grads_and_errors():
+    x, w, b = RNG.standard_normal((2, 3, 6)), RNG.standard_normal((4, 6)), RNG.standard_normal(4)
+    close(F.linear(T(x), T(w), T(b)), x @ w.T + b)
+    close(F.linear(T(x[0, 0]), T(w)), x[0, 0] @ w.T)          # 1-D input
+    close(F.linear(T(x), T(w[0]), T(b[:1])), x @ w[0] + b[0])  # vector weight, as in torch
+    close(F.linear(input=T(x), weight=T(w), bias=None), x @ w.T)
+    xt, wt, bt = T(x, requires_grad=True), T(w, requires_grad=True), T(b, requires_grad=True)
+    F.linear(xt, wt, bt).sum().backward()
+    close(xt.grad, np.broadcast_to(w.sum(0), x.shape))
+    close(wt.grad, np.broadcast_to(x.reshape(-1, 6).sum(0), w.shape))
+    close(bt.grad, np.full(4, 6.0))
+    with pytest.raises(ValueError, match="in_features=6"):
+        F.linear(T(x[..., :5]), T(w))
+    with pytest.raises(ValueError, match="bias"):
+        F.linear(T(x), T(w), T(b[:3]))
+    with pytest.raises(TypeError):
+        F.linear(x, T(w))  # a NumPy array is not a tensor
+    with pytest.raises(TypeError):
+        F.linear(T(x), [[1.0] * 6])
+
+
+def test_parameters_stay_attributes_through_every_mutation():
+    import copy
+    import pickle
+    lin = nn.Linear(3, 2)
+    assert lin.weight is lin._parameters["weight"]
+    p = nn.Parameter(oar.zeros(2, 3))
+    lin._parameters["weight"] = p           # direct dict writes are seen by attribute reads
+    assert lin.weight is p
+    del lin._parameters["bias"]
+    with pytest.raises(AttributeError):
+        lin.bias
+    lin.bias = nn.Parameter(oar.ones(2))
+    assert lin.bias is lin._parameters["bias"]
+    lin._parameters.pop("bias")
+    assert not hasattr(lin, "bias")
+    lin.register_parameter("bias", None)
+    assert lin.bias is None
+    lin.bias = nn.Parameter(oar.ones(2))
+    lin.bias = 5                            # a plain attribute replaces the parameter
+    assert lin.bias == 5 and "bias" not in lin._parameters
+    for clone in (copy.deepcopy(lin), pickle.loads(pickle.dumps(lin))):
+        assert clone.weight is clone._parameters["weight"] and clone.weight is not lin.weight
+        new = nn.Parameter(oar.ones(2, 3))
+        clone._parameters["weight"] = new   # the clone mirrors into its own attributes only
+        assert clone.weight is new and lin.weight is p
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    del seq[0]
+    assert len(seq) == 1 and isinstance(seq[0], nn.ReLU)
+    assert not hasattr(seq, "1") or getattr(seq, "0") is seq[0]
+
+
 @pytest.mark.parametrize("stride,padding,dilation,groups,bias", [
     (1, 0, 1, 1, True), (2, 1, 1, 1, False), ((1, 2), (2, 1), (2, 1), 2, True)])
 def test_conv2d_forward_matches_loops(stride, padding, dilation, groups, bias):
@@ -608,3 +660,28 @@ def test_bad_input_raises_python_exceptions():
         Early()
     with pytest.raises(TypeError):
         nn.Parameter(oar.zeros(2, dtype=oar.int64))
+
+
+def test_deepcopy_and_pickle_of_tensors_and_models():
+    import copy
+    import pickle
+    for dt in (oar.float32, oar.float64, oar.float16, oar.bfloat16, oar.int64, oar.bool):
+        t = oar.arange(6).to(dt).reshape(2, 3).t()
+        for c in (copy.deepcopy(t), pickle.loads(pickle.dumps(t))):
+            assert c.dtype == dt and c.shape == (3, 2)
+            np.testing.assert_array_equal(N(c.to(oar.float64)), N(t.to(oar.float64)))
+    p = nn.Parameter(oar.ones(2))
+    p.grad = oar.full((2,), 3.0)
+    c = copy.deepcopy(p)
+    assert isinstance(c, nn.Parameter) and c.is_leaf and c.requires_grad
+    np.testing.assert_array_equal(N(c.grad), [3.0, 3.0])
+    with pytest.raises(RuntimeError, match="leaf"):
+        copy.deepcopy(p * 2)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    x = oar.randn(5, 4)
+    twin = copy.deepcopy(model)
+    with oar.no_grad():
+        close(twin(x), N(model(x)), 0)
+        twin[0].weight += 1.0  # the twin's parameters are its own
+        assert not np.allclose(N(twin(x)), N(model(x)))
+        close(pickle.loads(pickle.dumps(model))(x), N(model(x)), 0)

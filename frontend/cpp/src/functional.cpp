@@ -1,5 +1,5 @@
 // oar::nn::functional: torch.nn.functional's signatures mapped onto catalog
-// ops. Composite functions (linear, adaptive pooling, mse_loss, the running
+// ops. Composite functions (adaptive pooling, mse_loss, the running
 // statistics of batch_norm) are written with other ops, so autograd covers
 // them through those ops' rules.
 #include "oar/functional.h"
@@ -46,15 +46,7 @@ void check_reduction(const std::string& reduction, const char* who) {
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   require_defined(input, "linear", "input");
   require_defined(weight, "linear", "weight");
-  if (weight.dim() != 2) throw ShapeError(str("linear: weight must be 2-D [out, in], got ", shape_str(weight.shape())));
-  if (input.dim() < 1 || input.size(-1) != weight.size(1))
-    throw ShapeError(str("linear: input ", shape_str(input.shape()), " does not end in in_features = ",
-                         weight.size(1), " of weight ", shape_str(weight.shape())));
-  // matmul needs 2-D operands: a 1-D input is a single row.
-  Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input;
-  Tensor y = matmul(x, weight.t());
-  if (bias.defined()) y = y + bias;
-  return input.dim() == 1 ? y.squeeze(0) : y;
+  return call1("linear", {input, weight, bias});  // one fused op; the catalog checks shapes
 }
 
 Tensor relu(const Tensor& input) { return call1("relu", {input}); }

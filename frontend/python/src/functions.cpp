@@ -69,6 +69,24 @@ void bind_functions(nb::module_& m) {
     return wrap_outputs(std::move(outs));
   }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs") = nb::dict(), nb::arg("device") = nb::none());
 
+  // F.linear's fast path: typed arguments, no name lookup, and the GIL kept for
+  // products too small to let another thread in before they finish.
+  m.def("linear", [](const Tensor& input, const Tensor& weight, std::optional<Tensor> bias) {
+    if (weight.dim() == 1) {  // torch allows a vector weight: a dot product per row
+      Tensor y = call1("matmul", {input.dim() == 1 ? input.unsqueeze(0) : input, weight.unsqueeze(1)}).squeeze(-1);
+      if (input.dim() == 1) y = y.squeeze(0);
+      return bias ? call1("add", {y, *bias}) : y;
+    }
+    static const OpSchema& linear = OpRegistry::instance().get("linear");
+    std::vector<Tensor> in{input, weight, bias ? *bias : Tensor()};
+    if (input.numel() * (weight.dim() == 2 ? weight.size(0) : 1) < (int64_t(1) << 18))
+      return std::move(call(linear, in)[0]);
+    nb::gil_scoped_release release;
+    return std::move(call(linear, in)[0]);
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias").none() = nb::none(),
+  "linear(input, weight, bias=None) -> input @ weight.T + bias; input [..., in_features], "
+  "weight [out_features, in_features] (or [in_features]), bias [out_features]");
+
   m.def("op_schemas", [] {
     nb::list ops;
     for (const auto& s : OpRegistry::instance().all()) {

@@ -31,12 +31,23 @@ const OpSchema& schema_of(const char* op) {
   return s;
 }
 
+// Argument lists are built in place: every Tensor copy is an atomic refcount
+// update, and this is the hot path of every Python operator.
 Tensor binary(const char* op, const Tensor& a, nb::handle b) {
-  auto outs = call(schema_of(op), {a, as_tensor(b, a)});
+  std::vector<Tensor> in;
+  in.reserve(2);
+  in.push_back(a);
+  if (nb::isinstance<Tensor>(b)) in.push_back(*nb::inst_ptr<Tensor>(b));
+  else in.push_back(as_tensor(b, a));
+  auto outs = call(schema_of(op), in);
   return std::move(outs[0]);
 }
-Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {
-  auto outs = call(schema_of(op), {as_tensor(b, a), a});
+Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {  // b op a
+  std::vector<Tensor> in;
+  in.reserve(2);
+  in.push_back(as_tensor(b, a));
+  in.push_back(a);
+  auto outs = call(schema_of(op), in);
   return std::move(outs[0]);
 }
 

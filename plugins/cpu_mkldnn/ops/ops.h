@@ -13,6 +13,7 @@ oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_indexing_kernels(const oar_kernel_registrar* r);
 oar_status_t register_loss_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
+oar_status_t register_linear_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
 oar_status_t register_pool_kernels(const oar_kernel_registrar* r);
 oar_status_t register_norm_kernels(const oar_kernel_registrar* r);
@@ -21,7 +22,7 @@ oar_status_t register_softmax_kernels(const oar_kernel_registrar* r);
 inline oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
   oar_status_t (*all[])(const oar_kernel_registrar*) = {
       register_elementwise_kernels, register_reduction_kernels, register_creation_kernels,
-      register_indexing_kernels,    register_loss_kernels,      register_matmul_kernels,
+      register_indexing_kernels,    register_loss_kernels,      register_matmul_kernels,      register_linear_kernels,
       register_conv_kernels,        register_pool_kernels,      register_norm_kernels,
       register_softmax_kernels};
   for (auto fn : all)

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "oar/abi/oar_plugin.h"
@@ -41,24 +41,37 @@ class CachingAllocator {
   static size_t round_size(size_t nbytes);
 
  private:
-  static void free_block(void* ctx, void* ptr);
-  void give_back(void* ptr);
-  void* plugin_allocate(size_t size);
-
+  // One record per block the plugin lent; an in-use block's record rides in its
+  // DataPtr's context, so freeing needs no lookup. Records are recycled.
   struct Block {
+    CachingAllocator* owner;
+    void* ptr;
     size_t size;
     oar_stream_t stream;
+    Block* next;  // in a small bin or the spare-record list
   };
+  // Small blocks on the default stream are cached in exact-size bins (the hot
+  // path of eager ops); others in a (stream, size) map that reuses a block up to
+  // twice the request.
+  static constexpr size_t kBinQuantum = 512, kNumBins = 128;  // sizes up to 64 KiB
+
+  static void free_block(void* ctx, void* ptr);
+  void give_back(Block* b);
+  void* plugin_allocate(size_t size);
+  Block* new_record();
+  void release_cached_locked();
+
   Device device_;
   const oar_plugin_api* api_;
   std::string plugin_name_;
   bool caching_;
   mutable std::mutex mutex_;
-  std::unordered_map<void*, Block> in_use_;
-  using FreeMap = std::multimap<std::pair<oar_stream_t, size_t>, void*>;  // (stream, size) -> block
+  Block* bins_[kNumBins] = {};
+  using FreeMap = std::multimap<std::pair<oar_stream_t, size_t>, Block*>;  // (stream, size) -> block
   FreeMap free_;
-  std::vector<std::unordered_map<void*, Block>::node_type> spare_in_use_nodes_;
   std::vector<FreeMap::node_type> spare_free_nodes_;
+  Block* spare_records_ = nullptr;
+  std::vector<std::unique_ptr<Block[]>> record_chunks_;
   AllocatorStats stats_;
 };
 

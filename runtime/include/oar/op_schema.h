@@ -90,6 +90,10 @@ struct InferContext {
 };
 
 using InferFn = std::function<std::vector<TensorMeta>(const InferContext&)>;
+// The op written with other ops. Dispatch runs it on a device that has no
+// kernel of its own for the op (before any CPU fallback), so a plugin gets a
+// composite op such as linear from its matmul and add kernels without code.
+using DecomposeFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Attrs& attrs)>;
 
 struct OpSchema {
   std::string name;
@@ -104,6 +108,7 @@ struct OpSchema {
   bool needs_generator = false;  // dispatch fills attrs "seed" and "offset"
   bool creation = false;         // no tensor inputs; device comes from the call
   AmpCategory amp = AmpCategory::kNone;
+  DecomposeFn decompose;         // empty: the op needs a kernel (or the CPU fallback)
   std::string doc;
   int32_t id = -1;  // set by the registry
 };

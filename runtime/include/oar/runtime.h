@@ -60,6 +60,8 @@ class Runtime {
   static void check(oar_status_t status, const LoadedPlugin& plugin, const char* call);
   // Fetches and clears this thread's last plugin error message.
   static std::string take_last_error();
+  // Forgets a pending message without building a string (before each kernel call).
+  static void clear_last_error();
 
  private:
   Runtime();

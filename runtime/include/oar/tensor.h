@@ -117,11 +117,15 @@ class Tensor {
   std::string grad_fn_name() const;  // "" for leaves
 
   // ---- identity ----
-  TensorImpl& impl() const;
+  TensorImpl& impl() const {  // inline: every property goes through it
+    if (!impl_) [[unlikely]] throw_undefined();
+    return *impl_;
+  }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
  private:
+  [[noreturn]] static void throw_undefined();
   Tensor copy_to_device(Device target) const;
   Tensor make_view(Shape shape, Shape strides, int64_t offset) const;
   std::shared_ptr<TensorImpl> impl_;

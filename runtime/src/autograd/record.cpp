@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../pooled.h"
 #include "node.h"
 #include "oar/dispatch.h"
 #include "oar/error.h"
@@ -130,7 +131,7 @@ bool any_requires_grad(const std::vector<Tensor>& tensors) {
 
 Tensor alias_without_history(const Tensor& t) {
   if (!t.defined()) return t;
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_pooled<TensorImpl>();
   const TensorImpl& src = t.impl();
   impl->storage = src.storage;
   impl->shape = src.shape;

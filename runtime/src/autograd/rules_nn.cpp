@@ -1,4 +1,4 @@
-// Gradient rules of the nn ops (matmul, conv2d, pooling, batch/layer norm,
+// Gradient rules of the nn ops (matmul, linear, conv2d, pooling, batch/layer norm,
 // softmax, losses, dropout, embedding) and of the backward ops they call, so
 // that second derivatives (gradient penalties, Hessian-vector products) work.
 // First-order gradients use the fused backward kernels. The backward ops that
@@ -235,6 +235,18 @@ void register_nn_grad_rules() {
     // broadcast batch dims are summed away by the engine
     return {c.needs(0) ? op("matmul", {g, b.transpose(-1, -2)}) : Tensor(),
             c.needs(1) ? op("matmul", {a.transpose(-1, -2), g}) : Tensor()};
+  });
+
+  // y = x W^T + b: gx = g W, gW = g^T x over all leading dims, gb = g summed over them.
+  register_grad_rule("linear", [](const GradContext& c) -> std::vector<Tensor> {
+    Tensor g = c.grad_or_zeros(0);
+    const Tensor &x = c.inputs[0], &w = c.inputs[1];
+    int64_t out = w.shape()[0], in = w.shape()[1];
+    std::vector<int64_t> lead;
+    for (int64_t i = 0; i + 1 < g.dim(); ++i) lead.push_back(i);
+    return {c.needs(0) ? op("matmul", {g.reshape({-1, out}), w}).reshape(x.shape()) : Tensor(),
+            c.needs(1) ? op("matmul", {g.reshape({-1, out}).t(), x.reshape({-1, in})}) : Tensor(),
+            c.needs(2) ? (lead.empty() ? g : sum_over(g, lead, false)) : Tensor()};
   });
 
   register_grad_rule("conv2d", [](const GradContext& c) -> std::vector<Tensor> {

@@ -34,14 +34,19 @@ inline InputSpec variadic(const std::string& name) {
 
 // Output shape of an elementwise op: the broadcast of all defined inputs.
 inline Shape broadcast_all(const InferContext& c) {
+  const Shape* first = nullptr;  // the common case, equal shapes, copies one shape once
   Shape out;
-  bool first = true;
   for (const auto& t : c.inputs) {
     if (!t.defined()) continue;
-    out = first ? t.shape() : broadcast_shapes(out, t.shape());
-    first = false;
+    if (first == nullptr) {
+      first = &t.shape();
+    } else if (out.empty() && t.shape() == *first) {
+      continue;
+    } else {
+      out = broadcast_shapes(out.empty() ? *first : out, t.shape());
+    }
   }
-  return out;
+  return out.empty() && first ? *first : out;
 }
 
 inline void require_floating(const InferContext& c, size_t i) {

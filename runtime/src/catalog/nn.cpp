@@ -7,6 +7,7 @@
 #include <array>
 
 #include "catalog_util.h"
+#include "oar/dispatch.h"
 
 namespace oar {
 
@@ -72,6 +73,33 @@ std::vector<TensorMeta> matmul_infer(const InferContext& c) {
   out.push_back(a[a.size() - 2]);
   out.push_back(b.back());
   return {{out, c.dtype(0)}};
+}
+
+// ---- linear ----
+
+std::vector<TensorMeta> linear_infer(const InferContext& c) {
+  require_floating(c, 0);
+  const Shape &x = c.shape(0), &w = c.shape(1);
+  if (w.size() != 2)
+    throw ShapeError(str("linear: weight must be 2-D [out_features, in_features], got ", shape_str(w)));
+  if (x.empty() || x.back() != w[1])
+    throw ShapeError(str("linear: input ", shape_str(x), " does not match weight ", shape_str(w),
+                         ": the last dim of input must equal in_features=", w[1]));
+  if (c.input(2).defined()) {
+    require_same_dtype(c, 2, 0);
+    if (c.shape(2) != Shape{w[0]})
+      throw ShapeError(str("linear: bias must have shape [", w[0], "] (out_features), got ",
+                           shape_str(c.shape(2))));
+  }
+  Shape out(x.begin(), x.end() - 1);
+  out.push_back(w[0]);
+  return {{out, c.dtype(0)}};
+}
+
+std::vector<Tensor> linear_decompose(const std::vector<Tensor>& in, const Attrs&) {
+  Tensor y = call1("matmul", {in[0].dim() == 1 ? in[0].unsqueeze(0) : in[0], in[1].t()});
+  if (in[0].dim() == 1) y = y.squeeze(0);
+  return {in[2].defined() ? call1("add", {y, in[2]}) : y};
 }
 
 // ---- conv2d ----
@@ -271,6 +299,12 @@ void register_nn_ops(OpRegistry& r) {
                         "a [..., M, K] @ b [..., K, N]; batch dims broadcast", DTypePolicy::kPromote, lower);
   mm.strided_inputs = true;  // transposed operands reach oneDNN without a copy
   r.add(std::move(mm));
+
+  OpSchema linear = make_op("linear", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"}, {},
+                            linear_infer, "x [..., in] @ weight [out, in]^T + bias [out] (bias optional)",
+                            DTypePolicy::kPromote, lower);
+  linear.decompose = linear_decompose;
+  r.add(std::move(linear));
 
   r.add(make_op("conv2d", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"},
                 conv_attr_specs(), conv2d_infer,

@@ -21,6 +21,75 @@ def _addindent(s, n):
     return lines[0] + "".join("\n" + " " * n + line for line in lines[1:])
 
 
+_MISSING = object()
+
+
+class _Members(OrderedDict):
+    """A module's parameters, buffers or children, mirrored into the instance __dict__.
+
+    Reading `self.weight` then finds the tensor by normal attribute lookup instead of
+    the __getattr__ fallback (an AttributeError raised and caught per read, ~1 us).
+    Every mutation, including direct `module._parameters[name] = p`, keeps the mirror.
+    """
+
+    def __init__(self, mirror=None):
+        super().__init__()
+        self._mirror = mirror
+
+    def _bind(self, mirror):
+        self._mirror = mirror
+        for k, v in self.items():
+            mirror[k] = v
+
+    def _unmirror(self, key):
+        m = self.__dict__.get("_mirror")
+        if m is not None:
+            m.pop(key, None)
+
+    def __setitem__(self, key, value):
+        OrderedDict.__setitem__(self, key, value)
+        m = self.__dict__.get("_mirror")
+        if m is not None:
+            m[key] = value
+
+    def __delitem__(self, key):
+        OrderedDict.__delitem__(self, key)
+        self._unmirror(key)
+
+    def pop(self, key, default=_MISSING):
+        if key in self:
+            self._unmirror(key)
+            return OrderedDict.pop(self, key)
+        if default is _MISSING:
+            raise KeyError(key)
+        return default
+
+    def popitem(self, last=True):
+        key, value = OrderedDict.popitem(self, last)
+        self._unmirror(key)
+        return key, value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for key in list(self):
+            self._unmirror(key)
+        OrderedDict.clear(self)
+
+    def update(self, *args, **kwargs):
+        for k, v in OrderedDict(*args, **kwargs).items():
+            self[k] = v
+
+    def __reduce__(self):  # copies and pickles carry the items, not the mirror (rebound by the module)
+        return (type(self), (), None, None, iter(list(self.items())))
+
+
+_MEMBER_DICTS = ("_parameters", "_buffers", "_modules")
+
+
 class Module:
     """Base class for all neural network modules; subclasses define forward()."""
     training: bool
@@ -30,10 +99,10 @@ class Module:
             raise TypeError(f"Module.__init__() got unexpected arguments {args} {kwargs}")
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = _Members(d)
+        d["_buffers"] = _Members(d)
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = OrderedDict()
+        d["_modules"] = _Members(d)
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
 
@@ -399,6 +468,10 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for key in _MEMBER_DICTS:
+            members = self.__dict__.get(key)
+            if isinstance(members, _Members):
+                members._bind(self.__dict__)
 
 
 # `isinstance(p, Parameter)` works through Parameter's metaclass; re-exported for convenience.
