@@ -231,3 +231,46 @@ def test_typed_errors_are_python_exceptions():
         oar.ops.relu(oar.zeros(1), bogus=1)
     with pytest.raises(IndexError):
         oar.zeros(3).index_select(0, oar.tensor([5]))
+
+
+def test_pytorch_idioms_matmul_masks_and_helpers():
+    a, b = np.arange(3.0), np.arange(6.0).reshape(3, 2)
+    ta, tb = oar.tensor(a), oar.tensor(b)
+    assert (ta @ ta).shape == () and (ta @ ta).item() == a @ a
+    np.testing.assert_allclose((ta @ tb).numpy(), a @ b)
+    np.testing.assert_allclose((tb.T @ ta).numpy(), b.T @ a)
+    np.testing.assert_allclose(oar.matmul(oar.ones(4, 2, 3), ta).numpy(), np.ones((4, 2, 3)) @ a)
+    with pytest.raises(ValueError):
+        oar.tensor(1.0) @ ta
+    x = oar.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(x[oar.tensor([True, False, True])].numpy(), np.arange(12.0).reshape(3, 4)[[0, 2]])
+    np.testing.assert_array_equal(x[x > 8].numpy(), [9.0, 10.0, 11.0])
+    with pytest.raises(IndexError):
+        x[oar.tensor([True, False])]
+    x[x > 8] = -1.0
+    assert x.numpy()[2].tolist() == [8.0, -1.0, -1.0, -1.0]
+    g = oar.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    g[g > 0].sum().backward()
+    assert g.grad.tolist() == [1.0, 0.0, 1.0]
+    assert oar.ones(4, 2, 3).mT.shape == (4, 3, 2)
+    y = oar.tensor([-2.0, 0.5, 4.0])
+    y.clamp_(-1, 1)
+    assert y.tolist() == [-1.0, 0.5, 1.0]
+    assert y.masked_fill(y > 0, 0.0).tolist() == [-1.0, 0.0, 0.0]
+    assert [t.tolist() for t in oar.ones(2, 3).unbind(1)] == [[1.0, 1.0]] * 3
+    assert oar.ones(1, 3).expand_as(oar.ones(2, 3)).shape == (2, 3)
+    assert oar.ones(2).type_as(oar.ones(1, dtype=oar.float64)).dtype == oar.float64
+    np.testing.assert_allclose(oar.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5), atol=1e-7)
+    oar.manual_seed(3)
+    p = oar.randperm(10)
+    oar.manual_seed(3)
+    assert sorted(p.tolist()) == list(range(10)) and oar.randperm(10).tolist() == p.tolist()
+    assert oar.randn_like(oar.ones(2, 3, dtype=oar.float64)).dtype == oar.float64
+    assert oar.cuda.is_available() == ("cuda" in [d.split(":")[0] for d in oar.info()["devices"]])
+    with oar.inference_mode():
+        assert not oar.is_grad_enabled()
+
+    @oar.inference_mode
+    def f():
+        return oar.is_grad_enabled()
+    assert f() is False and oar.is_grad_enabled()

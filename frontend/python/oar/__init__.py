@@ -10,11 +10,13 @@ from ._C import (Tensor, device, dtype, from_dlpack, manual_seed, initial_seed, 
 from ._dtypes import *  # noqa: F401,F403  float32, int64, ...
 from ._ops import ops
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like,
-                        arange, rand, randn, randint, from_numpy, eye)
+                        arange, rand, randn, randint, from_numpy, eye, rand_like, randn_like, randint_like,
+                        linspace, randperm)
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
-from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
+from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
 from . import autograd, nn, optim, utils
 from .serialization import save, load
+from . import cuda
 
 __all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
            "autograd", "utils", "save", "load", "info", "ops"]
@@ -38,3 +40,8 @@ def get_default_device():
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def get_default_dtype():
+    """The dtype of floating tensors made without one (float32; oar has no global override)."""
+    return float32  # noqa: F405

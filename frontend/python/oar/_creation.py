@@ -116,3 +116,37 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     rows = arange(n, device=device).reshape(n, 1)
     cols = arange(m, device=device).reshape(1, m)
     return _finish((rows == cols).to(dtype=dtype or _C.dtype.float32), requires_grad)
+
+
+def rand_like(t, dtype=None, device=None, requires_grad=False):
+    return rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, device=None, requires_grad=False):
+    return randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+def randint_like(t, low, high=None, dtype=None, device=None):
+    return randint(low, high, tuple(t.shape), dtype=dtype or t.dtype, device=device or t.device)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end, both included (torch.linspace)."""
+    if not isinstance(steps, numbers.Integral) or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative integer, got {steps!r}")
+    dtype = dtype or _C.dtype.float32
+    if steps == 1:
+        return full((1,), start, dtype, device, requires_grad)
+    i = arange(steps, dtype=_C.dtype.float64, device=device)
+    t = (i * ((float(end) - float(start)) / (steps - 1)) + float(start)).to(dtype)
+    return _finish(t, requires_grad)
+
+
+def randperm(n, dtype=None, device=None):
+    """A random permutation of 0..n-1, drawn from oar's generator (oar.manual_seed repeats it)."""
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative integer, got {n!r}")
+    import numpy as np
+    seed = int(randint(0, 2 ** 62, (1,), dtype=_C.dtype.int64, device="cpu").item())
+    perm = np.random.default_rng(seed).permutation(int(n)).astype(np.int64)
+    return from_numpy(perm).to(dtype or _C.dtype.int64).to(_device(device))

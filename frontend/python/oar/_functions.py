@@ -31,20 +31,8 @@ def div(a, b):
 
 
 def matmul(a, b):
-    if a.ndim == 1 and b.ndim == 1:
-        return ops.sum(ops.mul(a, b))
-    squeeze_front = a.ndim == 1
-    squeeze_back = b.ndim == 1
-    if squeeze_front:
-        a = a.unsqueeze(0)
-    if squeeze_back:
-        b = b.unsqueeze(1)
-    y = ops.matmul(a, b)
-    if squeeze_front:
-        y = y.squeeze(-2)
-    if squeeze_back:
-        y = y.squeeze(-1)
-    return y
+    """torch.matmul: 1-D operands act as a row (left) or column (right) and their dim is dropped."""
+    return a @ b
 
 
 mm = bmm = matmul
@@ -236,4 +224,34 @@ _methods = {
     "add": add, "sub": sub, "mul": mul, "div": div,
 }
 for _name, _fn in _methods.items():
+    setattr(Tensor, _name, _fn)
+
+
+# ---- more Tensor methods PyTorch code relies on ----
+def _clamp_(self, min=None, max=None):
+    return self.copy_(clamp(self, min, max))
+
+
+def _masked_fill(self, mask, value):
+    v = value if isinstance(value, Tensor) else _C.tensor(value, self.dtype, self.device)
+    return ops.where(mask, v.to(self.dtype), self)
+
+
+def _unbind(self, dim=0):
+    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+
+_more_methods = {
+    "clamp_": _clamp_, "clip_": _clamp_,
+    "relu_": lambda self: self.copy_(ops.relu(self)),
+    "masked_fill": _masked_fill,
+    "masked_fill_": lambda self, mask, value: self.copy_(_masked_fill(self, mask, value)),
+    "unbind": _unbind,
+    "expand_as": lambda self, other: self.expand(*other.shape),
+    "view_as": lambda self, other: self.view(*other.shape),
+    "reshape_as": lambda self, other: self.reshape(*other.shape),
+    "type_as": lambda self, other: self.to(other.dtype),
+    "mT": property(lambda self: self.transpose(-2, -1)),
+}
+for _name, _fn in _more_methods.items():
     setattr(Tensor, _name, _fn)

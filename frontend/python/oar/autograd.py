@@ -59,16 +59,34 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
+        mode = self.mode
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__():
+            prev = _C.is_grad_enabled()
+            _C.set_grad_enabled(mode)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                _C.set_grad_enabled(prev)
         return wrapper
 
 
 class no_grad(_GradMode):
     """Disables gradient recording: `with oar.no_grad():` or `@oar.no_grad()`."""
     mode = False
+
+
+class inference_mode(_GradMode):
+    """torch.inference_mode: here the same as no_grad (nothing is recorded); `mode=False` records."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # bare @oar.inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        self.mode = not mode
 
 
 class enable_grad(_GradMode):
