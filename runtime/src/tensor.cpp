@@ -8,6 +8,7 @@
 #include "oar/autograd.h"
 #include "oar/dispatch.h"
 #include "oar/error.h"
+#include "oar/kernel_registry.h"
 #include "oar/op_registry.h"
 #include "oar/runtime.h"
 
@@ -398,6 +399,22 @@ Tensor Tensor::to(Device target) const {
 }
 
 Tensor Tensor::copy_to_device(Device target) const {
+  if (!is_contiguous() && numel() > 0) {
+    // Gathering a strided view needs the source device's copy kernel. A plugin
+    // without one (the CPU fallback moves its inputs through here) sends the
+    // storage span the view covers as raw bytes and the target gathers instead.
+    const OpSchema& copy = OpRegistry::instance().get("copy");
+    DType dt = dtype();
+    if (KernelRegistry::instance().lookup(copy.id, device().type, &dt, 1) == nullptr) {
+      int64_t lo = offset(), hi = offset();
+      for (size_t i = 0; i < shape().size(); ++i) {
+        int64_t span = (shape()[i] - 1) * strides()[i];
+        (span < 0 ? lo : hi) += span;
+      }
+      Tensor moved = as_strided({hi - lo + 1}, {1}, lo).copy_to_device(target);
+      return moved.as_strided(shape(), strides(), offset() - lo).contiguous();
+    }
+  }
   Tensor src = contiguous();
   Tensor dst = empty(shape(), dtype(), target);
   size_t nbytes = size_t(numel()) * itemsize();

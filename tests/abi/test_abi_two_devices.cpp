@@ -37,9 +37,16 @@ TEST(TwoDevices, MixedDeviceInputsAreRefused) {
 TEST(TwoDevices, TransfersRoundTrip) {
   Device t = Device::parse("testdev");
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}, Device::cpu()).t();
-  Tensor y = x.to(t);
+  Tensor y = x.to(t);  // [3, 2] contiguous on testdev: [[1, 4], [2, 5], [3, 6]]
   EXPECT_EQ(y.device(), t);
   EXPECT_EQ(y.to(Device::cpu()).to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  // A strided view on a device without a copy kernel still leaves it (raw span,
+  // gathered on the CPU): no fallback, no recursion through the fallback path.
+  int64_t before = fallback_count_total();
+  Tensor back = y.t().slice(1, 0, 3, 2).to(Device::cpu());  // columns 0 and 2 of [[1, 2, 3], [4, 5, 6]]
+  EXPECT_EQ(back.shape(), (Shape{2, 2}));
+  EXPECT_EQ(back.to_vector<float>(), (std::vector<float>{1, 3, 4, 6}));
+  EXPECT_EQ(fallback_count_total(), before);
 }
 
 TEST(TwoDevices, NativeKernelDoesNotFallBack) {
@@ -84,4 +91,26 @@ int main(int argc, char** argv) {
   set_plugin_environment(plugin_dir("newer_minor"), /*default_dir=*/true);
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
+}
+
+// testdev has no linear kernel: dispatch runs linear's decomposition on testdev
+// (its matmul and add then fall back one by one), never linear itself on the CPU,
+// and the composite's own gradient rule still applies to the result.
+TEST(TwoDevices, CompositeOpRunsItsDecompositionOnTheDevice) {
+  Device t = Device::parse("testdev");
+  Flags::instance().set("OAR_FALLBACK", "silent");
+  int64_t matmul_before = fallback_count("matmul", "testdev");
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}, Device::cpu());
+  Tensor w = Tensor::from_vector<float>({1, 0, -1, 2, 1, 0}, {2, 3}, Device::cpu());
+  Tensor b = Tensor::from_vector<float>({10, 20}, {2}, Device::cpu());
+  Tensor xt = x.to(t);
+  xt.set_requires_grad(true);
+  Tensor y = call1("linear", {xt, w.to(t), b.to(t)});
+  Flags::instance().set("OAR_FALLBACK", "error");
+  EXPECT_EQ(y.device(), t);
+  EXPECT_EQ(y.shape(), (Shape{2, 2}));
+  EXPECT_EQ(y.to(Device::cpu()).to_vector<float>(), (std::vector<float>{8, 24, 8, 33}));
+  EXPECT_EQ(fallback_count("linear", "testdev"), 0);
+  EXPECT_EQ(fallback_count("matmul", "testdev"), matmul_before + 1);
+  EXPECT_EQ(y.grad_fn_name(), "linearBackward");
 }

@@ -26,6 +26,8 @@ bool is_python_scalar(nb::handle h);
 Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, Device device);
 nb::object to_python_value(const Tensor& t);  // tolist() / item()
 nb::object wrap_outputs(std::vector<Tensor> outs);
+// torch.matmul: a 1-D operand is a row (left) or a column (right), its dim dropped.
+Tensor matmul_any(const Tensor& a, const Tensor& b);
 
 void bind_errors(nb::module_& m);
 void bind_tensor(nb::module_& m);

@@ -73,13 +73,12 @@ void bind_functions(nb::module_& m) {
   // products too small to let another thread in before they finish.
   m.def("linear", [](const Tensor& input, const Tensor& weight, std::optional<Tensor> bias) {
     if (weight.dim() == 1) {  // torch allows a vector weight: a dot product per row
-      Tensor y = call1("matmul", {input.dim() == 1 ? input.unsqueeze(0) : input, weight.unsqueeze(1)}).squeeze(-1);
-      if (input.dim() == 1) y = y.squeeze(0);
+      Tensor y = matmul_any(input, weight);
       return bias ? call1("add", {y, *bias}) : y;
     }
     static const OpSchema& linear = OpRegistry::instance().get("linear");
     std::vector<Tensor> in{input, weight, bias ? *bias : Tensor()};
-    if (input.numel() * (weight.dim() == 2 ? weight.size(0) : 1) < (int64_t(1) << 18))
+    if (input.numel() * (weight.dim() == 2 ? weight.size(0) : 1) < (int64_t(1) << 18))  // multiply-adds
       return std::move(call(linear, in)[0]);
     nb::gil_scoped_release release;
     return std::move(call(linear, in)[0]);

@@ -51,19 +51,6 @@ Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {  // b op a
   return std::move(outs[0]);
 }
 
-// torch.matmul's rules for 1-D operands: a vector is a row (left) or a column
-// (right) for the product and that dim is dropped from the result.
-Tensor matmul_any(const Tensor& a, const Tensor& b) {
-  if (a.dim() == 0 || b.dim() == 0)
-    throw ShapeError(str("matmul: both operands need at least 1 dimension, got ", shape_str(a.shape()), " and ",
-                         shape_str(b.shape())));
-  bool row = a.dim() == 1, col = b.dim() == 1;
-  Tensor y = call1("matmul", {row ? a.unsqueeze(0) : a, col ? b.unsqueeze(1) : b});
-  if (col) y = y.squeeze(-1);
-  if (row) y = y.squeeze(row && col ? 0 : -2);
-  return y;
-}
-
 // In-place update as PyTorch users write it (p -= lr * g): compute, then copy
 // into this tensor's memory; refused on tensors that require grad under grad mode.
 Tensor& assign(Tensor& self, const Tensor& value) {
@@ -93,28 +80,48 @@ std::string dtype_repr(DType d) {
   return std::string("oar.") + names[int(d)];
 }
 
-// x[mask] with a bool mask over x's leading dims: the selected rows, flattened
-// (a data-dependent shape, so the mask is read on the host).
-Tensor mask_select(const Tensor& self, const Tensor& mask) {
-  const Shape &ms = mask.shape(), &xs = self.shape();
+// A bool tensor used as the whole index (x[mask]), or null.
+const Tensor* bool_mask_key(nb::handle key) {
+  if (!nb::isinstance<Tensor>(key)) return nullptr;
+  const Tensor* t = nb::inst_ptr<Tensor>(key);
+  return t->dtype() == DType::boolean && t->dim() > 0 ? t : nullptr;
+}
+
+// A mask addresses x's leading dims, so its shape must be their shape.
+void check_mask(const Tensor& x, const Tensor& mask) {
+  const Shape &ms = mask.shape(), &xs = x.shape();
   if (ms.size() > xs.size() || !std::equal(ms.begin(), ms.end(), xs.begin()))
     throw IndexError(str("the shape of the mask ", shape_str(ms), " does not match the shape of the indexed tensor ",
                          shape_str(xs)));
+}
+
+// x[mask]: the selected rows, flattened (a data-dependent shape, so the mask is
+// read on the host).
+Tensor mask_select(const Tensor& self, const Tensor& mask) {
+  check_mask(self, mask);
   std::vector<uint8_t> m = mask.to_vector<uint8_t>();
   std::vector<int64_t> picked;
   for (size_t i = 0; i < m.size(); ++i)
     if (m[i]) picked.push_back(int64_t(i));
   Shape rows{-1};
-  rows.insert(rows.end(), xs.begin() + int64_t(ms.size()), xs.end());
+  rows.insert(rows.end(), self.shape().begin() + mask.dim(), self.shape().end());
   Tensor idx = Tensor::from_vector(picked, {int64_t(picked.size())}, self.device());
   return call1("index_select", {self.reshape(rows), idx}, {{"dim", int64_t(0)}});
 }
 
+// x[mask] = v: where(mask, v, x), the mask broadcast over x's trailing dims.
+void mask_assign(Tensor& x, const Tensor& mask, nb::handle value) {
+  check_mask(x, mask);
+  Shape ms = mask.shape();
+  ms.resize(x.shape().size(), 1);
+  Tensor v = as_tensor(value, x);
+  if (v.numel() != 1) throw NotImplementedError("x[mask] = value takes a scalar or one-element value");
+  x.copy_(call1("where", {mask.reshape(ms), v.reshape({}).to(x.dtype()), x}));
+}
+
 // ---- indexing: ints, slices, None, Ellipsis, integer tensors / lists, a bool mask ----
 Tensor index_tensor(const Tensor& self, nb::handle key) {
-  if (nb::isinstance<Tensor>(key) && nb::inst_ptr<Tensor>(key)->dtype() == DType::boolean &&
-      nb::inst_ptr<Tensor>(key)->dim() > 0)
-    return mask_select(self, *nb::inst_ptr<Tensor>(key));
+  if (const Tensor* mask = bool_mask_key(key)) return mask_select(self, *mask);
   std::vector<nb::handle> items;
   if (nb::isinstance<nb::tuple>(key)) {
     for (nb::handle e : key) items.push_back(e);
@@ -176,6 +183,19 @@ void capsule_deleter(PyObject* capsule) {
 }
 
 }  // namespace
+
+// torch.matmul's rules for 1-D operands: a vector is a row (left) or a column
+// (right) for the product and that dim is dropped from the result.
+Tensor matmul_any(const Tensor& a, const Tensor& b) {
+  if (a.dim() == 0 || b.dim() == 0)
+    throw ShapeError(str("matmul: both operands need at least 1 dimension, got ", shape_str(a.shape()), " and ",
+                         shape_str(b.shape())));
+  bool row = a.dim() == 1, col = b.dim() == 1;
+  Tensor y = call1("matmul", {row ? a.unsqueeze(0) : a, col ? b.unsqueeze(1) : b});
+  if (col) y = y.squeeze(-1);
+  if (row) y = y.squeeze(row && col ? 0 : -2);
+  return y;
+}
 
 void bind_tensor(nb::module_& m) {
   nb::enum_<DType>(m, "dtype")
@@ -384,20 +404,7 @@ void bind_tensor(nb::module_& m) {
       })
       .def("__getitem__", [](const Tensor& x, nb::handle key) { return index_tensor(x, key); })
       .def("__setitem__", [](Tensor& x, nb::handle key, nb::handle value) {
-        if (nb::isinstance<Tensor>(key) && nb::inst_ptr<Tensor>(key)->dtype() == DType::boolean &&
-            nb::inst_ptr<Tensor>(key)->dim() > 0) {  // x[mask] = v: where(mask, v, x), broadcast over trailing dims
-          Tensor mask = *nb::inst_ptr<Tensor>(key);
-          if (mask.dim() > x.dim() || !std::equal(mask.shape().begin(), mask.shape().end(), x.shape().begin()))
-            throw IndexError(str("the shape of the mask ", shape_str(mask.shape()),
-                                 " does not match the shape of the indexed tensor ", shape_str(x.shape())));
-          Shape ms = mask.shape();
-          while (ms.size() < x.shape().size()) ms.push_back(1);
-          Tensor v = as_tensor(value, x);
-          if (v.dim() > 0 && v.numel() != 1)
-            throw NotImplementedError("x[mask] = value takes a scalar or one-element value");
-          x.copy_(call1("where", {mask.reshape(ms), v.reshape({}).to(x.dtype()), x}));
-          return;
-        }
+        if (const Tensor* mask = bool_mask_key(key)) return mask_assign(x, *mask, value);
         Tensor view = index_tensor(x, key);
         if (!view.storage() || view.storage() != x.storage())
           throw NotImplementedError("assignment through an integer-tensor index is not supported");

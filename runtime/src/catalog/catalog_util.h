@@ -34,19 +34,19 @@ inline InputSpec variadic(const std::string& name) {
 
 // Output shape of an elementwise op: the broadcast of all defined inputs.
 inline Shape broadcast_all(const InferContext& c) {
-  const Shape* first = nullptr;  // the common case, equal shapes, copies one shape once
+  const Shape* first = nullptr;  // equal shapes (the common case) cost one copy at the end
   Shape out;
+  bool broadcast = false;
   for (const auto& t : c.inputs) {
     if (!t.defined()) continue;
     if (first == nullptr) {
       first = &t.shape();
-    } else if (out.empty() && t.shape() == *first) {
-      continue;
-    } else {
-      out = broadcast_shapes(out.empty() ? *first : out, t.shape());
+    } else if (broadcast || t.shape() != *first) {
+      out = broadcast_shapes(broadcast ? out : *first, t.shape());
+      broadcast = true;
     }
   }
-  return out.empty() && first ? *first : out;
+  return broadcast || first == nullptr ? out : *first;
 }
 
 inline void require_floating(const InferContext& c, size_t i) {
