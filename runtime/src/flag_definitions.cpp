@@ -20,6 +20,9 @@ std::vector<FlagDefinition> builtin_flag_definitions() {
        {"debug", "info", "warning", "error"}},
       {"OAR_NUM_THREADS", FlagType::kInt, "0",
        "Threads used by CPU kernels; 0 means one per core.", {}},
+      {"OAR_OPENCL_CACHE_DIR", FlagType::kString, "",
+       "Directory of the OpenCL plugin's compiled-program cache; empty means "
+       "$XDG_CACHE_HOME/oar/opencl (or ~/.cache/oar/opencl), 'off' disables the disk cache.", {}},
       {"OAR_CACHING_ALLOCATOR", FlagType::kBool, "1",
        "Reuse freed device blocks instead of returning them to the plugin.", {}},
   };

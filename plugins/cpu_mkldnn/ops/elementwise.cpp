@@ -20,18 +20,13 @@ template <class T> Operand<T> operand(const oar_tensor_view& v) {
   return {sdk::data_of<std::remove_const_t<T>>(v), v.strides};
 }
 
-// Float parameters of parameterised functors, from the op's attributes.
+// Float parameters of parameterised functors, from the attributes the
+// functor names (unary_ops.def).
 template <class Op>
 Op make_functor(const sdk::KernelArgs& a) {
   Op op;
-  // Only three functors take parameters; plain ops skip the attribute lookup.
-  const char* name = Op::op_name;
-  if (!std::strcmp(name, "leaky_relu") || !std::strcmp(name, "leaky_relu_backward"))
-    op.p0 = a.attr_float("negative_slope");
-  if (!std::strcmp(name, "clamp")) {
-    op.p0 = a.attr_float("min");
-    op.p1 = a.attr_float("max");
-  }
+  if (*Op::p0_attr) op.p0 = a.attr_float(Op::p0_attr);
+  if (*Op::p1_attr) op.p1 = a.attr_float(Op::p1_attr);
   return op;
 }
 
@@ -190,57 +185,24 @@ oar_status_t register_each(const oar_kernel_registrar* r, const char* op, const 
 
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r) {
   using namespace oar::kp;
-  const auto& F = sdk::kFloatDTypes;
-  const auto& N = sdk::kNumericDTypes;
   const auto& A = sdk::kAllDTypes;
-  struct Entry {
-    const char* op;
-    int arity;
-    bool numeric;  // else floating only
+  // Every functor of kernel_primitives/, by its kind; VARIANT forms are picked
+  // by an attribute of one op (gelu) and registered by hand below.
+  oar_status_t status = OAR_STATUS_OK;
+  for_each_functor([&]<class Op>() {
+    if (status || Op::kind == VARIANT) return;
     oar_kernel_fn fn;
-  };
-  const Entry entries[] = {
-      {"exp", 1, false, unary_kernel<exp_op>},
-      {"log", 1, false, unary_kernel<log_op>},
-      {"sqrt", 1, false, unary_kernel<sqrt_op>},
-      {"rsqrt", 1, false, unary_kernel<rsqrt_op>},
-      {"sin", 1, false, unary_kernel<sin_op>},
-      {"cos", 1, false, unary_kernel<cos_op>},
-      {"tanh", 1, false, unary_kernel<tanh_op>},
-      {"sigmoid", 1, false, unary_kernel<sigmoid_op>},
-      {"silu", 1, false, unary_kernel<silu_op>},
-      {"gelu", 1, false, gelu_like_kernel<gelu_op, gelu_tanh_op>},
-      {"leaky_relu", 1, false, unary_kernel<leaky_relu_op>},
-      {"square", 1, true, unary_kernel<square_op>},
-      {"neg", 1, true, unary_kernel<neg_op>},
-      {"abs", 1, true, unary_kernel<abs_op>},
-      {"relu", 1, true, unary_kernel<relu_op>},
-      {"clamp", 1, true, unary_kernel<clamp_op>},
-      {"add", 2, true, binary_kernel<add_op>},
-      {"sub", 2, true, binary_kernel<sub_op>},
-      {"mul", 2, true, binary_kernel<mul_op>},
-      {"div", 2, false, binary_kernel<div_op>},
-      {"pow", 2, true, binary_kernel<pow_op>},
-      {"maximum", 2, true, binary_kernel<maximum_op>},
-      {"minimum", 2, true, binary_kernel<minimum_op>},
-      {"sigmoid_backward", 2, false, binary_kernel<sigmoid_backward_op>},
-      {"tanh_backward", 2, false, binary_kernel<tanh_backward_op>},
-      {"silu_backward", 2, false, binary_kernel<silu_backward_op>},
-      {"gelu_backward", 2, false, gelu_backward_kernel<gelu_backward_op, gelu_tanh_backward_op>},
-      {"relu_backward", 2, true, binary_kernel<relu_backward_op>},
-      {"leaky_relu_backward", 2, false, binary_kernel<leaky_relu_backward_op>},
-  };
-  for (const auto& e : entries) {
-    oar_status_t st = e.numeric ? register_each(r, e.op, N, e.arity, e.fn) : register_each(r, e.op, F, e.arity, e.fn);
-    if (st) return st;
-  }
-  const std::pair<const char*, oar_kernel_fn> compares[] = {
-      {"eq", binary_kernel<eq_op>}, {"ne", binary_kernel<ne_op>}, {"lt", binary_kernel<lt_op>},
-      {"le", binary_kernel<le_op>}, {"gt", binary_kernel<gt_op>}, {"ge", binary_kernel<ge_op>},
-      {"logical_and", binary_kernel<logical_and_op>}, {"logical_or", binary_kernel<logical_or_op>},
-      {"logical_xor", binary_kernel<logical_xor_op>}};
-  for (const auto& [op, fn] : compares)
-    if (oar_status_t st = register_each(r, op, A, 2, fn)) return st;
+    if constexpr (Op::arity == 1) fn = unary_kernel<Op>;
+    else fn = binary_kernel<Op>;
+    if (Op::kind == FLOATING) status = register_each(r, Op::op_name, sdk::kFloatDTypes, Op::arity, fn);
+    else if (Op::kind == NUMERIC) status = register_each(r, Op::op_name, sdk::kNumericDTypes, Op::arity, fn);
+    else status = register_each(r, Op::op_name, A, Op::arity, fn);
+  });
+  if (status) return status;
+  if (oar_status_t st = register_each(r, "gelu", sdk::kFloatDTypes, 1, gelu_like_kernel<gelu_op, gelu_tanh_op>)) return st;
+  if (oar_status_t st = register_each(r, "gelu_backward", sdk::kFloatDTypes, 2,
+                                      gelu_backward_kernel<gelu_backward_op, gelu_tanh_backward_op>))
+    return st;
   if (oar_status_t st = register_each(r, "logical_not", A, 1, logical_not_kernel)) return st;
   if (oar_status_t st = register_each(r, "cast", A, 1, cast_kernel)) return st;
   if (oar_status_t st = register_each(r, "copy", A, 1, copy_kernel)) return st;

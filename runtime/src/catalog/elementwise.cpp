@@ -1,6 +1,7 @@
 // Catalog: elementwise ops. Each runs on strided, broadcast inputs; dtype
 // promotion is declared here and applied by dispatch, so kernels see one dtype.
 #include "catalog_util.h"
+#include "oar/kp/functors.h"
 
 namespace oar {
 
@@ -143,6 +144,24 @@ void register_elementwise_ops(OpRegistry& r) {
   where.strided_inputs = true;
   where.doc = "a where condition else b";
   r.add(std::move(where));
+
+  // Functors declared only in kernel_primitives/*_ops.def get a generated
+  // schema: one .def line is a new op on every device (docs/ops.md marks them).
+  kp::for_each_functor([&]<class Op>() {
+    if (Op::kind == kp::VARIANT || r.find(Op::op_name)) return;
+    std::vector<AttrSpec> attrs;
+    if (*Op::p0_attr) attrs.push_back(attr(Op::p0_attr, AttrType::kFloat, 0.0));
+    if (*Op::p1_attr) attrs.push_back(attr(Op::p1_attr, AttrType::kFloat, 0.0));
+    std::string doc = str("`", Op::source, "` (declared only in kernel_primitives/)");
+    DTypePolicy policy = Op::kind == kp::FLOATING ? F : P;
+    if (Op::kind == kp::COMPARE) r.add(binary(Op::op_name, P, doc, bool_out));
+    else if (Op::arity == 1) r.add(unary(Op::op_name, policy, doc, attrs, Op::kind == kp::NUMERIC ? numeric_not_bool : same_dtype));
+    else {
+      OpSchema s = binary(Op::op_name, policy, doc);
+      s.attrs = attrs;
+      r.add(std::move(s));
+    }
+  });
 }
 
 }  // namespace oar

@@ -1,0 +1,8 @@
+// OpenCL creation kernels (being written).
+#include "ops/ops.h"
+
+namespace oar_ocl {
+
+oar_status_t register_creation_kernels(const oar_kernel_registrar*) { return OAR_STATUS_OK; }
+
+}  // namespace oar_ocl

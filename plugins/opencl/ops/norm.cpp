@@ -1,0 +1,8 @@
+// OpenCL norm kernels (being written).
+#include "ops/ops.h"
+
+namespace oar_ocl {
+
+oar_status_t register_norm_kernels(const oar_kernel_registrar*) { return OAR_STATUS_OK; }
+
+}  // namespace oar_ocl
