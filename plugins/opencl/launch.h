@@ -126,11 +126,17 @@ class ErrorFlag {
   cl_mem buffer() const { return buf_; }
   // Throws OUT_OF_RANGE with `what` and the offending value when set.
   void check(const std::string& what);
+  // The flag's value (kNoError when no work-item set it); blocks until read.
+  int64_t value();
 
  private:
   OpContext& c_;
   cl_mem buf_;
 };
+
+// Element `index` (flat, over the view's shape and strides) of a view, as
+// doubles: for error messages that quote the offending value.
+std::vector<double> read_element(OpContext& c, const oar_tensor_view& v, int64_t index);
 
 // The source prelude for kernels that check indices: OAR_BAD_INDEX(err, v).
 inline const char* error_flag_source() { return "#define OAR_BAD_INDEX(err, v) ((err)[0] = (long)(v))\n"; }

@@ -17,21 +17,8 @@ using namespace oar;
 // Geometry from the input view, the output view and the `dims`/`keepdim` attrs.
 kp::cpu::ReduceGeometry geometry(const sdk::KernelArgs& a) {
   const auto& x = a.input(0);
-  const auto& y = a.output(0);
-  std::vector<int64_t> dims = a.attr_ints("dims");
-  bool keep = a.attr_bool("keepdim");
-  std::vector<char> reduced(std::max(x.ndim, 1), dims.empty() ? 1 : 0);
-  for (int64_t d : dims) reduced[d < 0 ? d + x.ndim : d] = 1;
-  std::vector<int64_t> out_strides(std::max(x.ndim, 1), 0);
-  int od = 0;
-  for (int d = 0; d < x.ndim; ++d) {
-    if (!reduced[d]) out_strides[d] = y.strides[od++];
-    else if (keep) ++od;
-  }
-  std::vector<bool> red_flags(reduced.begin(), reduced.end());
-  bool flags[OAR_MAX_DIMS];
-  for (int d = 0; d < x.ndim; ++d) flags[d] = reduced[d];
-  return kp::cpu::make_reduce_geometry(x.ndim, x.shape, x.strides, out_strides.data(), flags);
+  return kp::reduce_geometry_for(x.ndim, x.shape, x.strides, a.output(0).strides, a.attr_ints("dims"),
+                                 a.attr_bool("keepdim"));
 }
 
 template <class T> using wide_t = std::conditional_t<kp::is_floating_v<T>, double, int64_t>;

@@ -116,6 +116,10 @@ decltype(auto) visit_dtype(oar_dtype_t dtype, F&& f) {
   fail(OAR_STATUS_INVALID_ARGUMENT, "invalid dtype " + std::to_string(dtype));
 }
 
+inline size_t dtype_size(oar_dtype_t dtype) {
+  return visit_dtype(dtype, []<class T>() { return sizeof(T); });
+}
+
 template <class T> constexpr oar_dtype_t dtype_code();
 template <> constexpr oar_dtype_t dtype_code<float>() { return OAR_DTYPE_F32; }
 template <> constexpr oar_dtype_t dtype_code<double>() { return OAR_DTYPE_F64; }

@@ -9,6 +9,7 @@
 
 #include "oar/kp/cpu/parallel.h"
 #include "oar/kp/numeric.h"
+#include "oar/kp/reduce_geometry.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -16,31 +17,8 @@
 
 namespace oar::kp::cpu {
 
-struct ReduceGeometry {
-  std::vector<int64_t> kept_shape, kept_in_strides, kept_out_strides;
-  std::vector<int64_t> red_shape, red_strides;
-  int64_t n_out = 1, n_red = 1;
-};
-
-// in_shape/in_strides: input; out_strides: output strides per input dim
-// (for reduced dims ignored); reduced[d]: whether dim d is reduced.
-inline ReduceGeometry make_reduce_geometry(int ndim, const int64_t* in_shape, const int64_t* in_strides,
-                                           const int64_t* out_strides_per_in_dim, const bool* reduced) {
-  ReduceGeometry g;
-  for (int d = 0; d < ndim; ++d) {
-    if (reduced[d]) {
-      g.red_shape.push_back(in_shape[d]);
-      g.red_strides.push_back(in_strides[d]);
-      g.n_red *= in_shape[d];
-    } else {
-      g.kept_shape.push_back(in_shape[d]);
-      g.kept_in_strides.push_back(in_strides[d]);
-      g.kept_out_strides.push_back(out_strides_per_in_dim[d]);
-      g.n_out *= in_shape[d];
-    }
-  }
-  return g;
-}
+using kp::ReduceGeometry;
+using kp::make_reduce_geometry;
 
 namespace detail {
 // Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc.
