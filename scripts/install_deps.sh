@@ -12,6 +12,9 @@ PACKAGES=(
   libgtest-dev           # GoogleTest
   libbenchmark-dev       # Google Benchmark (bench/)
   zlib1g-dev             # reading the digits data set (.csv.gz) in the C++ demo
+  ocl-icd-opencl-dev     # OpenCL ICD loader (libOpenCL.so) the OpenCL plugin links
+  opencl-headers         # OpenCL C headers
+  pocl-opencl-icd        # PoCL: an OpenCL 3.0 device on the host CPU, so CI runs the OpenCL plugin
 )
 
 missing=()

@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# Both CI devices must be present: a plugin that fails to load is a failure,
+# not a quieter run (tests/support/test_util.h).
+export TEST_OAR_REQUIRE_DEVICES="${TEST_OAR_REQUIRE_DEVICES-cpu,opencl}"
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@")
 # Python suites (the package is in build/python).
 if [ -d tests/python ] && [ -d build/python/oar ]; then

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -15,9 +17,27 @@ namespace oar::testing {
 
 // Every present device (all loaded plugins, all indices).
 // An empty list is a failure: a suite must never pass by running nothing.
+// TEST_OAR_REQUIRE_DEVICES (comma-separated device types, set by
+// scripts/test.sh) turns a plugin that failed to load into a failure rather
+// than a suite that quietly ran on fewer devices.
 inline std::vector<Device> devices() {
   auto list = Runtime::get().devices();
   if (list.empty()) ADD_FAILURE() << "no device is loaded; tests would run nothing";
+  if (const char* required = std::getenv("TEST_OAR_REQUIRE_DEVICES")) {
+    std::string all(required), type;
+    for (size_t pos = 0; pos <= all.size(); ++pos) {
+      if (pos < all.size() && all[pos] != ',') {
+        type += all[pos];
+        continue;
+      }
+      bool found = false;
+      for (const Device& d : list) found |= d.str().rfind(type + ":", 0) == 0 || d.str() == type;
+      if (!type.empty() && !found)
+        ADD_FAILURE() << "device type '" << type << "' is required (TEST_OAR_REQUIRE_DEVICES) but no loaded plugin "
+                      << "provides it; run oar-info to see why its plugin was skipped";
+      type.clear();
+    }
+  }
   return list;
 }
 
