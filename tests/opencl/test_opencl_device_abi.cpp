@@ -1,0 +1,140 @@
+// The OpenCL plugin's device, memory, stream and event entries, called
+// through the core exactly as the runtime calls them: buffers with byte
+// offsets, overlapping device copies (memmove semantics), fills, pinned host
+// memory with async copies on a created stream, events with profiling-based
+// timing, and typed errors for bad requests.
+#include <cstring>
+#include <numeric>
+
+#include "oar/runtime.h"
+#include "test_util.h"
+
+using namespace oar;
+using namespace oar::testing;
+
+namespace {
+
+class OpenCLDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (Device d : devices())
+      if (d.str().rfind("opencl:", 0) == 0) {
+        dev_ = d;
+        found_ = true;
+        break;
+      }
+    if (!found_) GTEST_SKIP() << "no OpenCL device is loaded (oar-info says why)";
+    api_ = &Runtime::get().api(dev_);
+  }
+  void ok(oar_status_t st, const char* what) { ASSERT_EQ(st, OAR_STATUS_OK) << what << ": " << Runtime::take_last_error(); }
+  Device dev_;
+  bool found_ = false;
+  const oar_plugin_api* api_ = nullptr;
+};
+
+TEST_F(OpenCLDevice, CapabilitiesDescribeANonHostDevice) {
+  const oar_device_capabilities& caps = Runtime::get().capabilities(dev_);
+  EXPECT_TRUE(caps.dtype_mask & (1u << OAR_DTYPE_F32));
+  EXPECT_TRUE(caps.flags & OAR_CAPABILITY_ASYNC_COPY);
+  EXPECT_TRUE(caps.flags & OAR_CAPABILITY_EVENT_TIMING);
+  EXPECT_FALSE(caps.flags & OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY) << "cl_mem handles are not host pointers";
+  EXPECT_GE(caps.alloc_alignment, 64u);
+  oar_device_properties props{};
+  props.struct_size = sizeof(props);
+  ok(api_->device_get_properties(dev_.index, &props), "properties");
+  EXPECT_GT(std::strlen(props.name), 0u);
+}
+
+TEST_F(OpenCLDevice, CopiesWithOffsetsAndOverlap) {
+  void* buf = nullptr;
+  ok(api_->memory_allocate(dev_.index, 1024, &buf), "allocate");
+  ASSERT_NE(buf, nullptr);
+  std::vector<uint8_t> src(256);
+  std::iota(src.begin(), src.end(), 0);
+  ok(api_->memory_copy_h2d(dev_.index, buf, 100, src.data(), 256), "h2d");
+  // Overlapping move inside one buffer: [100, 356) -> [110, 366).
+  ok(api_->memory_copy_d2d(dev_.index, buf, 110, buf, 100, 256), "d2d overlap");
+  std::vector<uint8_t> back(256);
+  ok(api_->memory_copy_d2h(dev_.index, back.data(), buf, 110, 256), "d2h");
+  EXPECT_EQ(back, src);
+  ok(api_->memory_set(dev_.index, nullptr, buf, 0, 0xAB, 16), "memset");
+  ok(api_->memory_copy_d2h(dev_.index, back.data(), buf, 0, 16), "d2h");
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(back[size_t(i)], 0xAB);
+  oar_memory_stats stats{};
+  stats.struct_size = sizeof(stats);
+  ok(api_->memory_get_stats(dev_.index, &stats), "stats");
+  EXPECT_GE(stats.in_use, 1024u);
+  ok(api_->memory_free(dev_.index, buf), "free");
+  void* none = reinterpret_cast<void*>(1);
+  ok(api_->memory_allocate(dev_.index, 0, &none), "allocate 0");
+  EXPECT_EQ(none, nullptr);
+}
+
+TEST_F(OpenCLDevice, AsyncCopiesOnAStreamWithTimedEvents) {
+  oar_stream_t s = nullptr;
+  ok(api_->stream_create(dev_.index, &s), "stream_create");
+  const size_t n = 1 << 20;
+  void *pinned = nullptr, *buf = nullptr, *pinned_back = nullptr;
+  ok(api_->memory_allocate_host_pinned(dev_.index, n, &pinned), "pinned");
+  ok(api_->memory_allocate_host_pinned(dev_.index, n, &pinned_back), "pinned");
+  ok(api_->memory_allocate(dev_.index, n, &buf), "allocate");
+  std::memset(pinned, 7, n);
+  oar_event_t start = nullptr, end = nullptr;
+  ok(api_->event_create(dev_.index, &start), "event_create");
+  ok(api_->event_create(dev_.index, &end), "event_create");
+  ok(api_->event_record(dev_.index, start, s), "record");
+  ok(api_->memory_copy_h2d_async(dev_.index, s, buf, 0, pinned, n), "h2d async");
+  ok(api_->memory_copy_d2h_async(dev_.index, s, pinned_back, buf, 0, n), "d2h async");
+  ok(api_->event_record(dev_.index, end, s), "record");
+  // The default stream waits for the copy stream's work without blocking the host.
+  ok(api_->stream_wait_event(dev_.index, nullptr, end), "wait_event");
+  ok(api_->event_synchronize(dev_.index, end), "event_synchronize");
+  EXPECT_EQ(api_->event_query(dev_.index, end), OAR_STATUS_OK);
+  EXPECT_EQ(api_->stream_query(dev_.index, s), OAR_STATUS_OK);
+  float ms = -1;
+  ok(api_->event_elapsed_ms(dev_.index, start, end, &ms), "elapsed");
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_EQ(static_cast<uint8_t*>(pinned_back)[n - 1], 7);
+  ok(api_->event_destroy(dev_.index, start), "destroy");
+  ok(api_->event_destroy(dev_.index, end), "destroy");
+  ok(api_->memory_free(dev_.index, buf), "free");
+  ok(api_->memory_free_host_pinned(dev_.index, pinned), "free pinned");
+  ok(api_->memory_free_host_pinned(dev_.index, pinned_back), "free pinned");
+  ok(api_->stream_destroy(dev_.index, s), "stream_destroy");
+}
+
+TEST_F(OpenCLDevice, BadRequestsAreTypedErrors) {
+  int32_t count = 0;
+  ok(api_->device_count(&count), "count");
+  oar_device_properties props{};
+  props.struct_size = sizeof(props);
+  EXPECT_EQ(api_->device_get_properties(count, &props), OAR_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(Runtime::take_last_error().find("out of range"), std::string::npos);
+  int bogus = 0;
+  EXPECT_EQ(api_->memory_free(dev_.index, &bogus), OAR_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(Runtime::take_last_error().find("not a buffer"), std::string::npos);
+  oar_event_t e = nullptr;
+  ok(api_->event_create(dev_.index, &e), "event_create");
+  float ms = 0;
+  EXPECT_EQ(api_->event_elapsed_ms(dev_.index, e, e, &ms), OAR_STATUS_INVALID_ARGUMENT);
+  Runtime::take_last_error();
+  ok(api_->event_destroy(dev_.index, e), "destroy");
+  void* huge = nullptr;
+  EXPECT_EQ(api_->memory_allocate(dev_.index, uint64_t(1) << 50, &huge), OAR_STATUS_OUT_OF_MEMORY);
+  EXPECT_NE(Runtime::take_last_error().find("cannot allocate"), std::string::npos);
+}
+
+TEST_F(OpenCLDevice, TensorsRoundTripAndStayOnTheDevice) {
+  std::vector<double> v = random_values(1000, -3, 3, 5);
+  Tensor t = make_tensor(v, {10, 100}, DType::f32, dev_);
+  EXPECT_EQ(t.device(), dev_);
+  Tensor u = call1("add", {t, t});
+  std::vector<double> want(v.size());
+  for (size_t i = 0; i < v.size(); ++i) want[i] = 2 * double(float(v[i]));
+  expect_close(host_values(u), want, 1e-6, 1e-6, "add on opencl");
+  Tensor view = t.transpose(0, 1);  // strided: moved as a span and gathered
+  Tensor host = view.to(Device::cpu());
+  EXPECT_FLOAT_EQ(float(host_values(host)[1]), float(v[100]));
+}
+
+}  // namespace
