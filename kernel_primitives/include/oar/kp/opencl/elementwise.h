@@ -34,7 +34,7 @@ struct ElementwiseSpec {
 inline std::string elementwise_source(const ElementwiseSpec& s, bool fp64) {
   const int nops = 1 + int(s.ins.size());
   std::string src = prelude(fp64) + operand_defs("Y", s.out);
-  for (size_t k = 0; k < s.ins.size(); ++k) src += operand_defs("X" + std::to_string(k), s.ins[k]);
+  for (size_t k = 0; k < s.ins.size(); ++k) src += operand_defs(std::string("X").append(std::to_string(k)), s.ins[k]);
   src += layout_source(s.rank, nops) + s.defs + "\n";
   const std::string layout = layout_type(s.rank, nops);
   src += "__kernel void " + s.name + "(__global Y_t* y, long y_off";
