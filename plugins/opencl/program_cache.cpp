@@ -189,7 +189,7 @@ cl_program ProgramCache::program(Device& dev, const std::string& source, const s
 
 cl_kernel ProgramCache::kernel(Device& dev, const std::string& key, const std::function<std::string()>& make_source,
                                const char* kernel_name, const std::string& options) {
-  std::string full = std::to_string(dev.index) + "|" + options + "|" + key;
+  std::string full = std::to_string(dev.index) + "|" + options + "|" + kernel_name + "|" + key;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = kernels_.find(full); it != kernels_.end()) {

@@ -33,8 +33,8 @@ class ProgramCache {
   ~ProgramCache();
 
   // The kernel `kernel_name` of the program built from make_source(). `key`
-  // is a cheap identity for the in-memory lookup (it must determine the
-  // source); the disk cache hashes the full source.
+  // is a cheap identity for the in-memory lookup: with the kernel name it must
+  // determine the source; the disk cache hashes the full source.
   cl_kernel kernel(Device& dev, const std::string& key, const std::function<std::string()>& make_source,
                    const char* kernel_name, const std::string& options = "");
 
