@@ -22,10 +22,6 @@ int64_t ErrorFlag::value() {
   return v;
 }
 
-void ErrorFlag::check(const std::string& what) {
-  int64_t v = value();
-  if (v != kNoError) oar::sdk::fail(OAR_STATUS_OUT_OF_RANGE, what + ": index " + std::to_string(v) + " is out of range");
-}
 
 }  // namespace oar_ocl
 

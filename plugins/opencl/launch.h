@@ -1,7 +1,7 @@
 // What an OpenCL op file needs to run a kernel: the device and queue of a
 // kernel call, a cached kernel, argument setting in signature order, an
 // NDRange launch, and an error flag that device code sets when it meets a bad
-// index (read back before the op returns, so bad input is an error, never
+// input (read back before the op returns, so bad input is an error, never
 // garbage). Arguments are set and the kernel enqueued under one lock because a
 // cl_kernel's arguments are shared state; OpenCL copies them at enqueue time.
 #pragma once
@@ -117,15 +117,14 @@ inline cl_kernel get_kernel(Device& dev, const std::string& key, const std::func
   return program_cache().kernel(dev, key, make_source, name);
 }
 
-// A device-side int64 that kernels set to a bad index (it starts at
-// kNoError). check() reads it back (a blocking read: ordered after the kernel).
+// A device-side int64 that kernels set to flag bad input, e.g. the index of
+// an invalid element (it starts at kNoError). value() reads it back (a
+// blocking read: ordered after the kernel).
 class ErrorFlag {
  public:
   static constexpr int64_t kNoError = INT64_MIN;
   explicit ErrorFlag(OpContext& c);
   cl_mem buffer() const { return buf_; }
-  // Throws OUT_OF_RANGE with `what` and the offending value when set.
-  void check(const std::string& what);
   // The flag's value (kNoError when no work-item set it); blocks until read.
   int64_t value();
 
@@ -137,15 +136,5 @@ class ErrorFlag {
 // Element `index` (flat, over the view's shape and strides) of a view, as
 // doubles: for error messages that quote the offending value.
 std::vector<double> read_element(OpContext& c, const oar_tensor_view& v, int64_t index);
-
-// The source prelude for kernels that check indices: OAR_BAD_INDEX(err, v).
-inline const char* error_flag_source() { return "#define OAR_BAD_INDEX(err, v) ((err)[0] = (long)(v))\n"; }
-
-// Launch-size helper: a work-group size for reductions over n elements.
-inline size_t pow2_group(int64_t n, size_t max_group) {
-  size_t g = 1;
-  while (g < size_t(n) && g < max_group && g < 256) g <<= 1;
-  return g;
-}
 
 }  // namespace oar_ocl

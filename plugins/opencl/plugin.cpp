@@ -6,9 +6,11 @@
 // pointer arithmetic is ever done on a handle). A stream is an in-order
 // command queue with profiling; the NULL stream is the device's default queue.
 // Events are markers enqueued on a queue, timed with the queue's profiling.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "cl_device.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
@@ -276,8 +278,15 @@ oar_status_t stream_query(int32_t index, oar_stream_t s) {
     cl_event marker = nullptr;
     check(clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
     check(clFlush(q), "clFlush");
-    cl_int status = CL_QUEUED;
-    cl_int err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+    // The marker completes right after the work before it, but asynchronously:
+    // give an idle queue up to ~2 ms to retire it before answering "not ready".
+    cl_int status = CL_QUEUED, err = CL_SUCCESS;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    do {
+      err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+      if (err != CL_SUCCESS || status <= CL_COMPLETE) break;
+      std::this_thread::yield();
+    } while (std::chrono::steady_clock::now() < deadline);
     clReleaseEvent(marker);
     check(err, "clGetEventInfo");
     if (status < 0) oar::sdk::fail(OAR_STATUS_DEVICE_ERROR, std::string("stream failed: ") + cl_error_name(status));

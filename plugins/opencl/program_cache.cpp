@@ -43,12 +43,13 @@ std::string build_log(Device& dev, cl_program prog) {
   return log;
 }
 
-// First line of the source that declares a kernel, to name it in errors.
+// The name of the first kernel a source declares, to name it in errors.
 std::string kernel_of(const std::string& source) {
-  size_t at = source.find("__kernel void ");
+  size_t at = source.find("__kernel");
+  if (at != std::string::npos) at = source.find("void ", at);
   if (at == std::string::npos) return "(no kernel)";
   size_t end = source.find('(', at);
-  return source.substr(at + 14, end - at - 14);
+  return source.substr(at + 5, end - at - 5);
 }
 
 }  // namespace

@@ -18,7 +18,10 @@ Tensor on(Device d, std::vector<float> v) {
 TEST(TwoDevices, BothLoaded) {
   EXPECT_GE(Runtime::get().find_device_type("cpu"), 0);
   EXPECT_GE(Runtime::get().find_device_type("testdev"), 0);
-  EXPECT_EQ(Runtime::get().devices().size(), 2u);
+  int cpu_or_testdev = 0;  // the default directory may also hold other plugins (opencl)
+  for (Device d : Runtime::get().devices())
+    cpu_or_testdev += d.str() == "cpu:0" || d.str() == "testdev:0";
+  EXPECT_EQ(cpu_or_testdev, 2);
 }
 
 TEST(TwoDevices, MixedDeviceInputsAreRefused) {

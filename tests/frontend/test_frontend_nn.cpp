@@ -90,6 +90,7 @@ TEST(FrontendNN, LinearMatchesLoopAndInitBounds) {
     nn::Linear again(5, 3);
     EXPECT_EQ(vals(again->weight), vals(fc->weight));
     nn::Linear nobias(5, 3, /*bias=*/false);
+    nobias->to(dev);
     EXPECT_FALSE(nobias->bias.defined());
     EXPECT_EQ(nobias->parameters().size(), 1u);
     expect_close(vals(nobias(x)), linear_ref(vals(x), vals(nobias->weight), {}, 4, 5, 3), 1e-5, 1e-6, "no bias");

@@ -30,3 +30,21 @@ TEST(OpDocs, EveryCatalogOpHasACpuKernel) {
     EXPECT_FALSE(oar::KernelRegistry::instance().signatures(op->id, cpu).empty())
         << "op '" << op->name << "' has no CPU kernel";
 }
+
+// The OpenCL plugin covers the CPU plugin: every op and dtype signature with a
+// CPU kernel has an OpenCL kernel, except composite ops, which run as their
+// decomposition on a device without a kernel of their own.
+TEST(OpDocs, OpenclCoversEveryCpuKernel) {
+  const oar::Runtime& rt = oar::Runtime::get();
+  int32_t cl = rt.find_device_type("opencl");
+  if (cl < 0) GTEST_SKIP() << "the OpenCL plugin is not loaded (oar-info says why)";
+  int32_t cpu = rt.cpu_type();
+  for (const auto& op : oar::OpRegistry::instance().all()) {
+    if (op->decompose) continue;
+    auto cpu_sigs = oar::KernelRegistry::instance().signatures(op->id, cpu);
+    auto cl_sigs = oar::KernelRegistry::instance().signatures(op->id, cl);
+    for (const auto& sig : cpu_sigs)
+      EXPECT_NE(std::find(cl_sigs.begin(), cl_sigs.end(), sig), cl_sigs.end())
+          << "op '" << op->name << "' has a CPU kernel for this signature but no OpenCL kernel";
+  }
+}

@@ -45,7 +45,7 @@ inline std::string highest_of(oar_dtype_t d) {
 // r_combine(a, b), and the macro R_FINISH(acc, n) giving the stored value.
 inline std::string reducer_source(ReduceKind kind, oar_dtype_t in) {
   const bool fl = type_info(in).floating;
-  std::string nan_a = fl ? "(a != a)" : "0", nan_b = fl ? "(b != b)" : "0";
+  std::string nan_a = fl ? "(a != a)" : "(0)", nan_b = fl ? "(b != b)" : "(0)";
   switch (kind) {
     case ReduceKind::kSum:
     case ReduceKind::kMean:
@@ -80,7 +80,7 @@ inline ACC r_combine(ACC a, ACC b) {
   r.m2 = a.m2 + b.m2 + d * d * (X0_acc)a.n * (X0_acc)b.n / (X0_acc)n;
   return r;
 }
-#define R_FINISH(a, n) ((a).n - correction > 0 ? (a).m2 / (X0_acc)((a).n - correction) : (X0_acc)NAN)
+#define R_FINISH(acc_, count_) ((acc_).n - correction > 0 ? (acc_).m2 / (X0_acc)((acc_).n - correction) : (X0_acc)NAN)
 )CLC";
     case ReduceKind::kMax:
     case ReduceKind::kMin: {
@@ -103,7 +103,7 @@ inline ACC r_combine(ACC a, ACC b) {
       s += std::string("  int better = ") + (mx ? "b.value > a.value" : "b.value < a.value") + ";\n";
       s += "  if (better || (b.value == a.value && b.index < a.index)) return b;\n  return a;\n}\n";
       s += "inline ACC r_step(ACC a, X0_c x, long i) { ACC b; b.value = x; b.index = i; return r_combine(a, b); }\n";
-      s += "#define R_FINISH(a, n) ((a).index)\n";
+      s += "#define R_FINISH(acc_, count_) ((acc_).index)\n";
       return s;
     }
   }
