@@ -279,9 +279,10 @@ oar_status_t stream_query(int32_t index, oar_stream_t s) {
     check(clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
     check(clFlush(q), "clFlush");
     // The marker completes right after the work before it, but asynchronously:
-    // give an idle queue up to ~2 ms to retire it before answering "not ready".
+    // give a queue whose work is done up to 20 ms (a loaded host schedules the
+    // driver thread late) to retire it before answering "not ready".
     cl_int status = CL_QUEUED, err = CL_SUCCESS;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
     do {
       err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
       if (err != CL_SUCCESS || status <= CL_COMPLETE) break;

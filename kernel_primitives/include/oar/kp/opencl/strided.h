@@ -25,6 +25,10 @@ inline std::string layout_source(int rank, int noperands) {
   std::string s = "#ifndef OAR_LAYOUT_" + r + "_" + n + "\n#define OAR_LAYOUT_" + r + "_" + n + "\n";
   s += "typedef struct { long shape[" + r + "]; long st[" + n + "][" + r + "]; } " + name + ";\n";
   s += "inline void " + name + "_offsets(const " + name + " L, long i, long* off) {\n";
+  if (rank == 1) {  // the common flat case: no division per element
+    s += "  for (int k = 0; k < " + n + "; ++k) off[k] = i * L.st[k][0];\n}\n#endif\n";
+    return s;
+  }
   s += "  for (int k = 0; k < " + n + "; ++k) off[k] = 0;\n";
   s += "  for (int d = " + r + " - 1; d >= 0; --d) {\n";
   s += "    long q = i % L.shape[d];\n    i /= L.shape[d];\n";
