@@ -6,6 +6,7 @@
 
 #include "oar/kp/cpu/elementwise.h"
 #include "oar/kp/functors.h"
+#include "oar/plugin_sdk/functor_kernels.hpp"
 #include "oar/plugin_sdk/kernel_api.hpp"
 #include "ops/ops.h"
 
@@ -186,17 +187,11 @@ oar_status_t register_each(const oar_kernel_registrar* r, const char* op, const 
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r) {
   using namespace oar::kp;
   const auto& A = sdk::kAllDTypes;
-  // Every functor of kernel_primitives/, by its kind; VARIANT forms are picked
-  // by an attribute of one op (gelu) and registered by hand below.
-  oar_status_t status = OAR_STATUS_OK;
-  for_each_functor([&]<class Op>() {
-    if (status || Op::kind == VARIANT) return;
-    oar_kernel_fn fn;
-    if constexpr (Op::arity == 1) fn = unary_kernel<Op>;
-    else fn = binary_kernel<Op>;
-    if (Op::kind == FLOATING) status = register_each(r, Op::op_name, sdk::kFloatDTypes, Op::arity, fn);
-    else if (Op::kind == NUMERIC) status = register_each(r, Op::op_name, sdk::kNumericDTypes, Op::arity, fn);
-    else status = register_each(r, Op::op_name, A, Op::arity, fn);
+  // Every functor of kernel_primitives/; VARIANT forms are picked by an
+  // attribute of one op (gelu) and registered by hand below.
+  oar_status_t status = sdk::register_functor_kernels(r, "kp-cpu", []<class Op>() -> oar_kernel_fn {
+    if constexpr (Op::arity == 1) return unary_kernel<Op>;
+    else return binary_kernel<Op>;
   });
   if (status) return status;
   if (oar_status_t st = register_each(r, "gelu", sdk::kFloatDTypes, 1, gelu_like_kernel<gelu_op, gelu_tanh_op>)) return st;

@@ -14,6 +14,7 @@
 
 #include "oar/kp/cpu/parallel.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/ops.h"
 
 namespace oar_cpu {
@@ -24,25 +25,8 @@ using namespace oar;
 using kp::cpu::kGrainSize;
 using kp::cpu::parallel_for;
 
-struct LossShape {
-  int64_t N, C, S;
-  explicit LossShape(const oar_tensor_view& x) {
-    if (x.ndim == 1) {
-      N = 1, C = x.shape[0], S = 1;
-    } else {
-      N = x.shape[0], C = x.shape[1], S = 1;
-      for (int32_t d = 2; d < x.ndim; ++d) S *= x.shape[d];
-    }
-  }
-  int64_t positions() const { return N * S; }
-};
-
-enum class Reduction { kNone, kMean, kSum };
-
-Reduction reduction_of(const sdk::KernelArgs& a) {
-  std::string r = a.attr_string("reduction");
-  return r == "none" ? Reduction::kNone : r == "sum" ? Reduction::kSum : Reduction::kMean;
-}
+using sdk::LossShape;
+using Reduction = sdk::LossReduction;
 
 // Fails with OUT_OF_RANGE on the first target outside [0, C) other than
 // ignore_index; returns the number of targets that are not ignored.
@@ -138,7 +122,7 @@ oar_status_t loss_forward(const oar_kernel_context* ctx, bool fused) {
   return sdk::run_kernel(ctx, [fused](const sdk::KernelArgs& a) {
     const auto &xv = a.input(0), &tv = a.input(1), &yv = a.output(0);
     LossShape sh(xv);
-    Reduction red = reduction_of(a);
+    Reduction red = sdk::loss_reduction(a);
     int64_t ignore = a.attr_int("ignore_index");
     double eps = fused ? a.attr_float("label_smoothing") : 0.0;
     const char* op = fused ? "cross_entropy" : "nll_loss";
@@ -179,7 +163,7 @@ oar_status_t loss_backward(const oar_kernel_context* ctx, bool fused) {
   return sdk::run_kernel(ctx, [fused](const sdk::KernelArgs& a) {
     const auto &gv = a.input(0), &xv = a.input(1), &tv = a.input(2), &dxv = a.output(0);
     LossShape sh(xv);
-    Reduction red = reduction_of(a);
+    Reduction red = sdk::loss_reduction(a);
     int64_t ignore = a.attr_int("ignore_index");
     double eps = fused ? a.attr_float("label_smoothing") : 0.0;
     const char* op = fused ? "cross_entropy_backward" : "nll_loss_backward";

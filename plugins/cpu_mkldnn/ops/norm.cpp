@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/dnnl_common.h"
 #include "ops/ops.h"
 
@@ -34,19 +35,9 @@ NormGeom geometry(const sdk::KernelArgs& a, NormKind kind) {
   g.dtype = a.output(0).dtype;
   g.eps = a.attr_float("eps");
   const oar_tensor_view& x = a.input(g.is_backward() ? 1 : 0);
-  if (g.is_batch()) {
-    g.outer = x.shape[0];
-    g.channels = x.shape[1];
-    g.inner = sdk::numel(x) / std::max<int64_t>(1, g.outer * g.channels);
-    if (kind == kBatchNorm) g.training = a.attr_bool("training");
-  } else {
-    int64_t nd = a.attr_int("normalized_ndim");
-    g.outer = 1;
-    g.channels = 1;
-    for (int i = 0; i < x.ndim - nd; ++i) g.channels *= x.shape[i];
-    g.inner = 1;
-    for (int i = int(x.ndim - nd); i < x.ndim; ++i) g.inner *= x.shape[i];
-  }
+  sdk::NormExtents e = sdk::norm_extents(x, g.is_batch(), g.is_batch() ? 0 : a.attr_int("normalized_ndim"));
+  g.outer = e.outer, g.channels = e.channels, g.inner = e.inner;
+  if (kind == kBatchNorm) g.training = a.attr_bool("training");
   return g;
 }
 

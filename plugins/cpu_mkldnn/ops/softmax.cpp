@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/dnnl_common.h"
 #include "ops/ops.h"
 
@@ -24,15 +25,8 @@ struct SoftmaxGeom {
 
 SoftmaxGeom geometry(const sdk::KernelArgs& a, bool log, bool backward) {
   SoftmaxGeom g{log, backward, a.output(0).dtype};
-  const oar_tensor_view& x = a.input(0);
-  int64_t dim = a.attr_int("dim");
-  int64_t nd = std::max<int32_t>(x.ndim, 1);
-  if (dim < 0) dim += nd;
-  for (int i = 0; i < x.ndim; ++i) {
-    if (i < dim) g.outer *= x.shape[i];
-    else if (i == dim) g.d = x.shape[i];
-    else g.inner *= x.shape[i];
-  }
+  sdk::AxisExtents e = sdk::axis_extents(a.input(0), a.attr_int("dim"));
+  g.outer = e.outer, g.d = e.d, g.inner = e.inner;
   return g;
 }
 

@@ -1,5 +1,5 @@
 // OpenCL elementwise kernels: every functor of kernel_primitives/ emitted as
-// OpenCL C from its own expression text (kp::opencl::functor_source), plus
+// OpenCL C from its own expression text (kp::opencl::functor_spec), plus
 // where, cast, copy and logical_not. No op semantics are written here.
 #include <cmath>
 #include <cstring>
@@ -7,6 +7,7 @@
 
 #include "launch.h"
 #include "oar/kp/functors.h"
+#include "oar/plugin_sdk/functor_kernels.hpp"
 #include "ops/ops.h"
 
 namespace oar_ocl {
@@ -50,18 +51,8 @@ oar_status_t functor_kernel(const oar_kernel_context* ctx) {
     double p0 = *Op::p0_attr ? a.attr_float(Op::p0_attr) : 0.0;
     double p1 = *Op::p1_attr ? a.attr_float(Op::p1_attr) : 0.0;
     Scalar params[2] = {compute_scalar(dt, p0), compute_scalar(dt, p1)};
-    run_elementwise(a, Op::arity, std::string("functor:") + Op::op_name + ":" + std::to_string(dt), [&](int rank) {
-      kcl::ElementwiseSpec s;
-      s.name = "oar_ew";
-      s.out = Op::is_compare ? OAR_DTYPE_BOOL : dt;
-      s.ins.assign(size_t(Op::arity), dt);
-      s.vars = Op::arity == 1 ? std::vector<std::string>{"x"} : std::vector<std::string>{"a", "b"};
-      s.params = {"const X0_c p0", "const X0_c p1"};
-      s.defs = kcl::functor_defs(dt);
-      s.expr = Op::is_compare ? "(" + std::string(Op::source) + ") ? 1 : 0" : std::string(Op::source);
-      s.rank = rank;
-      return s;
-    }, params, 2);
+    run_elementwise(a, Op::arity, std::string("functor:") + Op::op_name + ":" + std::to_string(dt),
+                    [&](int rank) { return kcl::functor_spec<Op>("oar_ew", dt, rank); }, params, 2);
   });
 }
 
@@ -143,14 +134,8 @@ oar_status_t register_each(const oar_kernel_registrar* r, const char* op, const 
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r) {
   using namespace oar::kp;
   const auto& A = sdk::kAllDTypes;
-  oar_status_t status = OAR_STATUS_OK;
-  for_each_functor([&]<class Op>() {
-    if (status || Op::kind == VARIANT) return;
-    const char* name = Op::op_name;
-    if (Op::kind == FLOATING) status = register_each(r, name, sdk::kFloatDTypes, Op::arity, functor_kernel<Op>);
-    else if (Op::kind == NUMERIC) status = register_each(r, name, sdk::kNumericDTypes, Op::arity, functor_kernel<Op>);
-    else status = register_each(r, name, A, Op::arity, functor_kernel<Op>);
-  });
+  oar_status_t status =
+      sdk::register_functor_kernels(r, "kp-opencl", []<class Op>() -> oar_kernel_fn { return functor_kernel<Op>; });
   if (status) return status;
   if (oar_status_t st = register_each(r, "gelu", sdk::kFloatDTypes, 1, variant_kernel<gelu_op, gelu_tanh_op>)) return st;
   if (oar_status_t st = register_each(r, "gelu_backward", sdk::kFloatDTypes, 2,

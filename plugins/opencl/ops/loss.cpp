@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launch.h"
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/index_check.h"
 #include "ops/ops.h"
 
@@ -26,25 +27,8 @@ namespace kcl = oar::kp::opencl;
 constexpr size_t kGroup = 64;     // work-group size of the per-position and reduce kernels
 constexpr int64_t kRowsFrom = 64;  // classes from which a position gets a whole work-group
 
-struct LossShape {
-  int64_t N, C, S;
-  explicit LossShape(const oar_tensor_view& x) {
-    if (x.ndim == 1) {
-      N = 1, C = x.shape[0], S = 1;
-    } else {
-      N = x.shape[0], C = x.shape[1], S = 1;
-      for (int32_t d = 2; d < x.ndim; ++d) S *= x.shape[d];
-    }
-  }
-  int64_t positions() const { return N * S; }
-};
-
-enum class Reduction { kNone, kMean, kSum };
-
-Reduction reduction_of(const sdk::KernelArgs& a) {
-  std::string r = a.attr_string("reduction");
-  return r == "none" ? Reduction::kNone : r == "sum" ? Reduction::kSum : Reduction::kMean;
-}
+using sdk::LossShape;
+using Reduction = sdk::LossReduction;
 
 // X: scores, grads and outputs (one dtype); targets are i32 or i64 (`wide`),
 // read with oar_index_at so one program serves both. ACC is the CPU's
@@ -291,7 +275,7 @@ oar_status_t loss_forward(const oar_kernel_context* ctx, bool fused) {
     OpContext c = op_context(a);
     const auto &xv = a.input(0), &tv = a.input(1), &yv = a.output(0);
     LossShape sh(xv);
-    Reduction red = reduction_of(a);
+    Reduction red = sdk::loss_reduction(a);
     int64_t ignore = a.attr_int("ignore_index");
     double eps = fused ? a.attr_float("label_smoothing") : 0.0;
     int64_t count = check_targets(c, fused ? "cross_entropy" : "nll_loss", tv, sh.C, ignore);
@@ -329,7 +313,7 @@ oar_status_t loss_backward(const oar_kernel_context* ctx, bool fused) {
     OpContext c = op_context(a);
     const auto &gv = a.input(0), &xv = a.input(1), &tv = a.input(2), &dxv = a.output(0);
     LossShape sh(xv);
-    Reduction red = reduction_of(a);
+    Reduction red = sdk::loss_reduction(a);
     int64_t ignore = a.attr_int("ignore_index");
     double eps = fused ? a.attr_float("label_smoothing") : 0.0;
     int64_t count = check_targets(c, fused ? "cross_entropy_backward" : "nll_loss_backward", tv, sh.C, ignore);

@@ -7,6 +7,7 @@
 // contiguous) or, when lanes are many and strided (inner > 1), a work-item per
 // lane looping over D, so neighbouring items read neighbouring elements.
 #include "launch.h"
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "oar/kp/opencl/nn.h"
 #include "ops/ops.h"
 
@@ -23,15 +24,8 @@ struct SoftmaxGeom {
 
 SoftmaxGeom geometry(const sdk::KernelArgs& a) {
   SoftmaxGeom g;
-  const oar_tensor_view& x = a.input(0);
-  int64_t dim = a.attr_int("dim");
-  int64_t nd = std::max<int32_t>(x.ndim, 1);
-  if (dim < 0) dim += nd;
-  for (int i = 0; i < x.ndim; ++i) {
-    if (i < dim) g.outer *= x.shape[i];
-    else if (i == dim) g.d = x.shape[i];
-    else g.inner *= x.shape[i];
-  }
+  sdk::AxisExtents e = sdk::axis_extents(a.input(0), a.attr_int("dim"));
+  g.outer = e.outer, g.d = e.d, g.inner = e.inner;
   return g;
 }
 

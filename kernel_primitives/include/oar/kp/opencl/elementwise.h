@@ -1,7 +1,7 @@
 // OpenCL backend of the kernel primitives, part 3: the elementwise
 // primitive. `elementwise_source` emits a kernel that evaluates one
 // expression per element over strided, broadcast operands;
-// `functor_source` feeds it an op functor's own expression text (the
+// `functor_spec` feeds it an op functor's own expression text (the
 // `source` member generated from unary_ops.def / binary_ops.def), which is
 // how the OpenCL plugin gets every functor without writing its semantics again.
 //
@@ -65,11 +65,14 @@ inline std::string functor_defs(oar_dtype_t compute_of) {
   return d;
 }
 
-// Kernel for a functor of arity 1 (input `x`) or 2 (`a`, `b`): the output has the
-// input dtype, or bool for a comparison. p0/p1 are the functor's float parameters,
-// passed in the compute type.
-inline std::string functor_source(const std::string& kernel_name, const char* functor_expr, int arity,
-                                  bool is_compare, oar_dtype_t dtype, int rank, bool fp64) {
+// The kernel of functor Op (kp/functors.h) at one dtype: arity 1 reads `x`,
+// arity 2 `a` and `b`; the output has the input dtype, or bool for a
+// comparison. p0/p1 are the functor's float parameters, passed in the compute type.
+template <class Op>
+ElementwiseSpec functor_spec(const std::string& kernel_name, oar_dtype_t dtype, int rank) {
+  const int arity = Op::arity;
+  const bool is_compare = Op::is_compare;
+  const char* functor_expr = Op::source;
   ElementwiseSpec s;
   s.name = kernel_name;
   s.out = is_compare ? OAR_DTYPE_BOOL : dtype;
@@ -79,7 +82,7 @@ inline std::string functor_source(const std::string& kernel_name, const char* fu
   s.defs = functor_defs(dtype);
   s.expr = is_compare ? "(" + std::string(functor_expr) + ") ? 1 : 0" : std::string(functor_expr);
   s.rank = rank;
-  return elementwise_source(s, fp64);
+  return s;
 }
 
 }  // namespace oar::kp::opencl
