@@ -15,7 +15,11 @@ PACKAGES=(
   ocl-icd-opencl-dev     # OpenCL ICD loader (libOpenCL.so) the OpenCL plugin links
   opencl-headers         # OpenCL C headers
   pocl-opencl-icd        # PoCL: an OpenCL 3.0 device on the host CPU, so CI runs the OpenCL plugin
+  hipcc libamdhip64-dev  # HIP: compiles the GPU plugin's primitive kernels for AMD (compile and link only)
 )
+# The CUDA plugin needs the CUDA toolkit with cuDNN, cuBLAS and NCCL; it is not
+# a Debian package here but is preinstalled under /usr/local/cuda on the CI and
+# development machines. Without it the CUDA plugin is simply not built.
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -5,8 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 # Both CI devices must be present: a plugin that fails to load is a failure,
-# not a quieter run (tests/support/test_util.h).
-export TEST_OAR_REQUIRE_DEVICES="${TEST_OAR_REQUIRE_DEVICES-cpu,opencl}"
+# not a quieter run (tests/support/test_util.h). Where the driver sees an
+# NVIDIA GPU, the CUDA device is required too; elsewhere the GPU tests skip
+# and print why.
+required=cpu,opencl
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then required=$required,cuda; fi
+export TEST_OAR_REQUIRE_DEVICES="${TEST_OAR_REQUIRE_DEVICES-$required}"
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@")
 # Python suites (the package is in build/python).
 if [ -d tests/python ] && [ -d build/python/oar ]; then

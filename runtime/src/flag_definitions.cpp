@@ -25,6 +25,15 @@ std::vector<FlagDefinition> builtin_flag_definitions() {
        "$XDG_CACHE_HOME/oar/opencl (or ~/.cache/oar/opencl), 'off' disables the disk cache.", {}},
       {"OAR_CACHING_ALLOCATOR", FlagType::kBool, "1",
        "Reuse freed device blocks instead of returning them to the plugin.", {}},
+      {"OAR_ALLOW_TF32", FlagType::kBool, "0",
+       "Let CUDA f32 matmul and convolution round inputs to TF32 on tensor cores (faster, ~1e-3 "
+       "relative error).", {}},
+      {"OAR_CUDNN_EXHAUSTIVE_SEARCH", FlagType::kBool, "0",
+       "Pick each cuDNN convolution algorithm by timing every candidate (once per problem) "
+       "instead of by cuDNN's heuristics.", {}},
+      {"OAR_CUDNN_WORKSPACE_LIMIT_MB", FlagType::kInt, "1024",
+       "Largest workspace, in MiB, a cuDNN convolution algorithm may use; algorithms needing more "
+       "are skipped.", {}},
   };
 }
 

@@ -166,6 +166,9 @@ PluginLoadResult load_plugin(const std::string& path) {
   plugin->abi_major = api->abi_major;
   plugin->abi_minor = api->abi_minor;
   plugin->api = api;
+  // A plugin built for 1.0 has a table that ends at `collectives`: past its
+  // struct_size lies whatever follows its static table in memory.
+  if (OAR_STRUCT_HAS(api, oar_plugin_api, memory_copy_peer)) plugin->memory_copy_peer = api->memory_copy_peer;
   plugin->library = library;
   result.plugin = std::move(plugin);
   return result;

@@ -423,7 +423,14 @@ Tensor Tensor::copy_to_device(Device target) const {
   const LoadedPlugin& sp = rt.plugin_for(src.device());
   const LoadedPlugin& dp = rt.plugin_for(target);
   uint64_t src_off = uint64_t(src.offset()) * itemsize();
-  if (rt.host_accessible(src.device())) {
+  // Two devices of one plugin that can copy between them directly (ABI 1.1):
+  // no round trip through host memory.
+  auto peer_capable = [&rt](Device d) { return (rt.capabilities(d).flags & OAR_CAPABILITY_PEER_COPY) != 0; };
+  if (&sp == &dp && sp.memory_copy_peer != nullptr && peer_capable(src.device()) && peer_capable(target)) {
+    Runtime::check(sp.memory_copy_peer(target.index, dst.storage_data(), 0, src.device().index,
+                                       src.storage_data(), src_off, nbytes),
+                   sp, "memory_copy_peer");
+  } else if (rt.host_accessible(src.device())) {
     Runtime::check(dp.api->memory_copy_h2d(target.index, dst.storage_data(), 0, src.data_ptr(), nbytes),
                    dp, "memory_copy_h2d");
   } else if (rt.host_accessible(target)) {

@@ -27,7 +27,7 @@
 
 TEST(AbiLayout, Version) {
   EXPECT_EQ(OAR_ABI_VERSION_MAJOR, 1);
-  EXPECT_EQ(OAR_ABI_VERSION_MINOR, 0);
+  EXPECT_EQ(OAR_ABI_VERSION_MINOR, 1);
   EXPECT_STREQ(OAR_PLUGIN_ENTRY_SYMBOL, "oar_plugin_entry");
 }
 
@@ -78,8 +78,12 @@ TEST(AbiLayout, StructHasGuardsAppendedFields) {
   api.struct_size = offsetof(oar_plugin_api, collectives);  // as if one field shorter
   EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, register_kernels));
   EXPECT_FALSE(OAR_STRUCT_HAS(&api, oar_plugin_api, collectives));
+  api.struct_size = offsetof(oar_plugin_api, memory_copy_peer);  // a 1.0 table
+  EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, collectives));
+  EXPECT_FALSE(OAR_STRUCT_HAS(&api, oar_plugin_api, memory_copy_peer));
   api.struct_size = sizeof(api);
   EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, collectives));
+  EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, memory_copy_peer));
   const oar_plugin_api* none = nullptr;
   EXPECT_FALSE(OAR_STRUCT_HAS(none, oar_plugin_api, struct_size));
 }
@@ -205,7 +209,7 @@ TEST(AbiLayout, CollectivesApi) {
 }
 
 TEST(AbiLayout, PluginApi) {
-  EXPECT_STRUCT(oar_plugin_api, 280, 8);
+  EXPECT_STRUCT(oar_plugin_api, 288, 8);
   EXPECT_FIELD(oar_plugin_api, struct_size, 0, 8);
   EXPECT_FIELD(oar_plugin_api, abi_major, 8, 4);
   EXPECT_FIELD(oar_plugin_api, abi_minor, 12, 4);
@@ -242,4 +246,5 @@ TEST(AbiLayout, PluginApi) {
   EXPECT_FIELD(oar_plugin_api, event_elapsed_ms, 256, 8);
   EXPECT_FIELD(oar_plugin_api, register_kernels, 264, 8);
   EXPECT_FIELD(oar_plugin_api, collectives, 272, 8);
+  EXPECT_FIELD(oar_plugin_api, memory_copy_peer, 280, 8);  // appended in 1.1
 }

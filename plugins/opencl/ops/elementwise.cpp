@@ -59,11 +59,7 @@ oar_status_t functor_kernel(const oar_kernel_context* ctx) {
 // gelu and its backward pick the functor from the `approximate` attribute.
 template <class Exact, class Tanh>
 oar_status_t variant_kernel(const oar_kernel_context* ctx) {
-  for (int i = 0; i < ctx->num_attrs; ++i)
-    if (std::strcmp(ctx->attrs[i].name, "approximate") == 0 && ctx->attrs[i].s &&
-        std::strcmp(ctx->attrs[i].s, "tanh") == 0)
-      return functor_kernel<Tanh>(ctx);
-  return functor_kernel<Exact>(ctx);
+  return sdk::gelu_tanh_form(ctx) ? functor_kernel<Tanh>(ctx) : functor_kernel<Exact>(ctx);
 }
 
 oar_status_t logical_not_kernel(const oar_kernel_context* ctx) {

@@ -24,6 +24,9 @@ struct LoadedPlugin {
   uint32_t abi_major = 0, abi_minor = 0;
   int32_t device_count = 0;
   const oar_plugin_api* api = nullptr;
+  // Entries appended after ABI 1.0, read only when the plugin's struct_size
+  // holds them (null otherwise): call these, never api->field directly.
+  decltype(oar_plugin_api::memory_copy_peer) memory_copy_peer = nullptr;  // 1.1
   std::vector<oar_device_properties> properties;
   std::vector<oar_device_capabilities> capabilities;
   std::shared_ptr<void> library;  // keeps the shared library mapped

@@ -116,7 +116,7 @@ OAR_CHECK_FIELD(oar_collectives_api, send, 72, 8)
 OAR_CHECK_FIELD(oar_collectives_api, recv, 80, 8)
 OAR_CHECK_FIELD(oar_collectives_api, barrier, 88, 8)
 
-OAR_CHECK_SIZE(oar_plugin_api, 280)
+OAR_CHECK_SIZE(oar_plugin_api, 288)
 OAR_CHECK_FIELD(oar_plugin_api, struct_size, 0, 8)
 OAR_CHECK_FIELD(oar_plugin_api, abi_major, 8, 4)
 OAR_CHECK_FIELD(oar_plugin_api, abi_minor, 12, 4)
@@ -153,6 +153,7 @@ OAR_CHECK_FIELD(oar_plugin_api, event_query, 248, 8)
 OAR_CHECK_FIELD(oar_plugin_api, event_elapsed_ms, 256, 8)
 OAR_CHECK_FIELD(oar_plugin_api, register_kernels, 264, 8)
 OAR_CHECK_FIELD(oar_plugin_api, collectives, 272, 8)
+OAR_CHECK_FIELD(oar_plugin_api, memory_copy_peer, 280, 8) /* appended in 1.1 */
 #endif /* x86_64 LP64 */
 
 /* The entry function type must be nameable from C. */

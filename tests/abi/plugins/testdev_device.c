@@ -14,6 +14,8 @@
 #define TESTDEV_ALIGNMENT 64u
 
 static const oar_host_api* g_host = NULL;
+static int32_t g_device_count = 1;
+static oar_capability_flags_t g_flags = OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY;
 static uint64_t g_in_use = 0;
 static uint64_t g_peak = 0;
 
@@ -34,16 +36,22 @@ typedef struct testdev_event {
 void testdev_set_host(const oar_host_api* host) { g_host = host; }
 const oar_host_api* testdev_host(void) { return g_host; }
 uint64_t testdev_bytes_in_use(void) { return g_in_use; }
+void testdev_set_device_count(int32_t count) { g_device_count = count; }
+void testdev_set_capability_flags(oar_capability_flags_t flags) { g_flags = flags; }
 
 oar_status_t testdev_fail(oar_status_t code, const char* message) {
   if (g_host != NULL && g_host->set_error != NULL) g_host->set_error(code, message);
   return code;
 }
 
-static oar_status_t check_device(int32_t device) {
+oar_status_t testdev_check_device(int32_t device) {
   char msg[96];
-  if (device == 0) return OAR_STATUS_OK;
-  sprintf(msg, "testdev has one device (index 0), got %d", (int)device);
+  if (device >= 0 && device < g_device_count) return OAR_STATUS_OK;
+  if (g_device_count == 1)
+    sprintf(msg, "testdev has one device (index 0), got %d", (int)device);
+  else
+    sprintf(msg, "testdev has %d devices (indices 0..%d), got %d", (int)g_device_count,
+            (int)g_device_count - 1, (int)device);
   return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, msg);
 }
 
@@ -51,15 +59,15 @@ static void td_shutdown(void) {}
 
 static oar_status_t td_device_count(int32_t* out_count) {
   if (out_count == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "device_count: null output");
-  *out_count = 1;
+  *out_count = g_device_count;
   return OAR_STATUS_OK;
 }
 
 static oar_status_t td_device_get_properties(int32_t device, oar_device_properties* out) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (out == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "device_get_properties: null output");
-  strcpy(out->name, "testdev fake device 0");
+  sprintf(out->name, "testdev fake device %d", (int)device);
   strcpy(out->vendor, "oar ABI tests");
   out->total_memory = 0;
   out->compute_units = 1;
@@ -67,21 +75,21 @@ static oar_status_t td_device_get_properties(int32_t device, oar_device_properti
 }
 
 static oar_status_t td_device_get_capabilities(int32_t device, oar_device_capabilities* out) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (out == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "device_get_capabilities: null output");
   out->dtype_mask = (uint64_t)1 << OAR_DTYPE_F32;
-  out->flags = OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY;
+  out->flags = g_flags;
   out->memory_stats_fields = OAR_MEMORY_STAT_IN_USE | OAR_MEMORY_STAT_PEAK;
   out->alloc_alignment = TESTDEV_ALIGNMENT;
   return OAR_STATUS_OK;
 }
 
-static oar_status_t td_device_synchronize(int32_t device) { return check_device(device); }
+static oar_status_t td_device_synchronize(int32_t device) { return testdev_check_device(device); }
 
 /* malloc plus manual alignment: aligned_alloc is C11, and these plugins are C99. */
 static oar_status_t td_memory_allocate(int32_t device, uint64_t size, void** out_ptr) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   uint64_t total;
   char* raw;
   uintptr_t aligned;
@@ -107,7 +115,7 @@ static oar_status_t td_memory_allocate(int32_t device, uint64_t size, void** out
 }
 
 static oar_status_t td_memory_free(int32_t device, void* ptr) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   testdev_block_header* header;
   if (st != OAR_STATUS_OK) return st;
   if (ptr == NULL) return OAR_STATUS_OK;
@@ -119,7 +127,7 @@ static oar_status_t td_memory_free(int32_t device, void* ptr) {
 
 static oar_status_t td_copy_h2d(int32_t device, void* dst, uint64_t dst_offset, const void* src,
                                 uint64_t size) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (size == 0) return OAR_STATUS_OK;
   if (dst == NULL || src == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "memory_copy_h2d: null pointer");
@@ -129,7 +137,7 @@ static oar_status_t td_copy_h2d(int32_t device, void* dst, uint64_t dst_offset, 
 
 static oar_status_t td_copy_d2h(int32_t device, void* dst, const void* src, uint64_t src_offset,
                                 uint64_t size) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (size == 0) return OAR_STATUS_OK;
   if (dst == NULL || src == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "memory_copy_d2h: null pointer");
@@ -139,7 +147,7 @@ static oar_status_t td_copy_d2h(int32_t device, void* dst, const void* src, uint
 
 static oar_status_t td_copy_d2d(int32_t device, void* dst, uint64_t dst_offset, const void* src,
                                 uint64_t src_offset, uint64_t size) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (size == 0) return OAR_STATUS_OK;
   if (dst == NULL || src == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "memory_copy_d2d: null pointer");
@@ -149,7 +157,7 @@ static oar_status_t td_copy_d2d(int32_t device, void* dst, uint64_t dst_offset, 
 
 static oar_status_t td_memory_set(int32_t device, oar_stream_t stream, void* ptr, uint64_t offset,
                                   uint8_t value, uint64_t size) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   (void)stream;
   if (st != OAR_STATUS_OK) return st;
   if (size == 0) return OAR_STATUS_OK;
@@ -159,7 +167,7 @@ static oar_status_t td_memory_set(int32_t device, oar_stream_t stream, void* ptr
 }
 
 static oar_status_t td_memory_get_stats(int32_t device, oar_memory_stats* out) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (out == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "memory_get_stats: null output");
   out->in_use = g_in_use;
@@ -169,7 +177,7 @@ static oar_status_t td_memory_get_stats(int32_t device, oar_memory_stats* out) {
 }
 
 static oar_status_t td_stream_create(int32_t device, oar_stream_t* out_stream) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   testdev_stream* s;
   if (st != OAR_STATUS_OK) return st;
   if (out_stream == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "stream_create: null output");
@@ -181,7 +189,7 @@ static oar_status_t td_stream_create(int32_t device, oar_stream_t* out_stream) {
 }
 
 static oar_status_t td_stream_destroy(int32_t device, oar_stream_t stream) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   free((void*)stream);
   return OAR_STATUS_OK;
@@ -190,16 +198,16 @@ static oar_status_t td_stream_destroy(int32_t device, oar_stream_t stream) {
 /* Work is synchronous, so every stream is always idle. */
 static oar_status_t td_stream_synchronize(int32_t device, oar_stream_t stream) {
   (void)stream;
-  return check_device(device);
+  return testdev_check_device(device);
 }
 
 static oar_status_t td_stream_query(int32_t device, oar_stream_t stream) {
   (void)stream;
-  return check_device(device);
+  return testdev_check_device(device);
 }
 
 static oar_status_t td_stream_wait_event(int32_t device, oar_stream_t stream, oar_event_t event) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   (void)stream;
   if (st != OAR_STATUS_OK) return st;
   if (event == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "stream_wait_event: null event");
@@ -207,7 +215,7 @@ static oar_status_t td_stream_wait_event(int32_t device, oar_stream_t stream, oa
 }
 
 static oar_status_t td_event_create(int32_t device, oar_event_t* out_event) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   testdev_event* e;
   if (st != OAR_STATUS_OK) return st;
   if (out_event == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "event_create: null output");
@@ -219,14 +227,14 @@ static oar_status_t td_event_create(int32_t device, oar_event_t* out_event) {
 }
 
 static oar_status_t td_event_destroy(int32_t device, oar_event_t event) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   free((void*)event);
   return OAR_STATUS_OK;
 }
 
 static oar_status_t td_event_record(int32_t device, oar_event_t event, oar_stream_t stream) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   (void)stream;
   if (st != OAR_STATUS_OK) return st;
   if (event == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "event_record: null event");
@@ -235,7 +243,7 @@ static oar_status_t td_event_record(int32_t device, oar_event_t event, oar_strea
 }
 
 static oar_status_t td_event_synchronize(int32_t device, oar_event_t event) {
-  oar_status_t st = check_device(device);
+  oar_status_t st = testdev_check_device(device);
   if (st != OAR_STATUS_OK) return st;
   if (event == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "event_synchronize: null event");
   return OAR_STATUS_OK;

@@ -1,7 +1,7 @@
 /*
  * A minimal fake device for the ABI tests, written in pure C99 against the
- * plugin headers alone: one device of type "testdev" whose memory is plain
- * host memory. It proves that a plugin needs nothing but the C ABI, and gives
+ * plugin headers alone: one device (or a few, for the peer-copy scenario) of
+ * type "testdev" whose memory is plain host memory. It proves that a plugin needs nothing but the C ABI, and gives
  * the newer_minor and missing_required plugins a complete v1.0 table to start
  * from (each then changes what its scenario needs).
  */
@@ -20,6 +20,15 @@ oar_status_t testdev_fail(oar_status_t code, const char* message);
 /* Fills every v1.0 entry that the fake device implements (all required ones
  * plus shutdown and memory_get_stats); register_kernels registers nothing. */
 void testdev_fill_api(oar_plugin_api* api, const char* plugin_name);
+
+/* Scenario knobs, set before testdev_fill_api's table is handed out: how many
+ * devices there are (default 1; all share host memory) and the capability
+ * flags each reports (default OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY). */
+void testdev_set_device_count(int32_t count);
+void testdev_set_capability_flags(oar_capability_flags_t flags);
+
+/* Returns OK for a valid device index, else INVALID_ARGUMENT after set_error. */
+oar_status_t testdev_check_device(int32_t device);
 
 /* Bytes currently allocated through memory_allocate (for leak checks). */
 uint64_t testdev_bytes_in_use(void);

@@ -8,14 +8,23 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#endif
+
 #if defined(__CUDACC__) || defined(__HIPCC__)
-#define OAR_KP_HD __host__ __device__ __forceinline__
+#define OAR_KP_HD __host__ __device__ inline
 #else
 #define OAR_KP_HD inline
 #endif
 
 namespace oar::kp {
 
+// Device code uses the intrinsics: memcpy is host-only under HIP.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+OAR_KP_HD uint32_t float_bits(float f) { return __float_as_uint(f); }
+OAR_KP_HD float bits_float(uint32_t u) { return __uint_as_float(u); }
+#else
 OAR_KP_HD uint32_t float_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof(u));
@@ -26,6 +35,7 @@ OAR_KP_HD float bits_float(uint32_t u) {
   std::memcpy(&f, &u, sizeof(f));
   return f;
 }
+#endif
 
 struct bfloat16 {
   uint16_t bits = 0;

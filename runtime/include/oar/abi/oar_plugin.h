@@ -195,6 +195,15 @@ typedef struct oar_plugin_api {
 
   /* optional groups: NULL when absent */
   const oar_collectives_api* collectives;
+
+  /* ---- appended in ABI 1.1 (read only when struct_size holds them) ---- */
+  /* Copies size bytes between two devices of this plugin (which may be the
+   * same device), without staging through the host where the hardware allows.
+   * Synchronous: complete when it returns, and ordered after all work on the
+   * default streams of both devices. Offsets are in bytes from the handles. */
+  oar_status_t (*memory_copy_peer)(int32_t dst_device, void* dst, uint64_t dst_offset,
+                                   int32_t src_device, const void* src, uint64_t src_offset,
+                                   uint64_t size);
 } oar_plugin_api;
 
 typedef oar_status_t (*oar_plugin_entry_fn)(const oar_host_api* host,

@@ -3,10 +3,44 @@
 // how to build a kernel from a functor and never lists the ops.
 #pragma once
 
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
 #include "oar/kp/functors.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
 
 namespace oar::sdk {
+
+// A functor with its float parameters filled from the attributes it names
+// (p0_attr, p1_attr in unary_ops.def).
+template <class Op>
+Op make_functor(const KernelArgs& a) {
+  Op op;
+  if (*Op::p0_attr) op.p0 = a.attr_float(Op::p0_attr);
+  if (*Op::p1_attr) op.p1 = a.attr_float(Op::p1_attr);
+  return op;
+}
+
+// Integer kernels see float parameters (clamp's bounds) clamped to T's range,
+// so converting them to T is defined.
+template <class T>
+void clamp_params_to_type(double& lo, double& hi) {
+  if constexpr (std::is_integral_v<T>) {
+    double tmin = double(std::numeric_limits<T>::lowest());
+    double tmax = double(std::numeric_limits<T>::max());
+    if (sizeof(T) == 8) tmax = 9.2e18;  // largest double below 2^63
+    lo = std::min(std::max(lo, tmin), tmax);
+    hi = std::max(std::min(hi, tmax), tmin);
+  }
+}
+
+// The `approximate` attribute of gelu and gelu_backward: true for "tanh".
+inline bool gelu_tanh_form(const oar_kernel_context* ctx) {
+  for (int i = 0; i < ctx->num_attrs; ++i)
+    if (std::strcmp(ctx->attrs[i].name, "approximate") == 0) return ctx->attrs[i].s && std::strcmp(ctx->attrs[i].s, "tanh") == 0;
+  return false;
+}
 
 // kernel_for.template operator()<Op>() returns the oar_kernel_fn for functor
 // Op. VARIANT functors (one form of an op picked by an attribute) are skipped:

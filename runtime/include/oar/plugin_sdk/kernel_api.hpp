@@ -149,6 +149,18 @@ inline oar_status_t register_kernel(const oar_kernel_registrar* reg, const char*
   return reg->register_kernel(reg->registry, &def);
 }
 
+// Registers `fn` for `op` once per dtype, with that dtype for each of its
+// `arity` inputs (the same-dtype signature of unary and binary ops).
+template <size_t N>
+oar_status_t register_same_dtype(const oar_kernel_registrar* r, const char* op, const oar_dtype_t (&dtypes)[N],
+                                 int arity, oar_kernel_fn fn, const char* impl_name) {
+  for (oar_dtype_t d : dtypes) {
+    oar_status_t st = arity == 1 ? register_kernel(r, op, {d}, fn, impl_name) : register_kernel(r, op, {d, d}, fn, impl_name);
+    if (st) return st;
+  }
+  return OAR_STATUS_OK;
+}
+
 inline constexpr oar_dtype_t kFloatDTypes[] = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16, OAR_DTYPE_BF16};
 inline constexpr oar_dtype_t kAllDTypes[] = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16,
                                              OAR_DTYPE_BF16, OAR_DTYPE_I8, OAR_DTYPE_U8,

@@ -1,8 +1,9 @@
-// The OpenCL plugin's device, memory, stream and event entries, called
-// through the core exactly as the runtime calls them: buffers with byte
-// offsets, overlapping device copies (memmove semantics), fills, pinned host
-// memory with async copies on a created stream, events with profiling-based
-// timing, and typed errors for bad requests.
+// The device, memory, stream and event entries of every plugin whose memory
+// is not host memory (OpenCL, CUDA, HIP), called through the core exactly as
+// the runtime calls them: buffers with byte offsets, overlapping device
+// copies (memmove semantics), fills, pinned host memory with async copies on
+// a created stream, timed events, and typed errors for bad requests. A device
+// type with no device skips and prints why (e.g. no GPU on this machine).
 #include <cstring>
 #include <numeric>
 
@@ -14,16 +15,29 @@ using namespace oar::testing;
 
 namespace {
 
-class OpenCLDevice : public ::testing::Test {
+// Why a device type has no device here: its plugin was skipped (with the
+// loader's reason), has zero devices (its version string carries the
+// runtime's reason), or was not built.
+std::string why_absent(const std::string& type) {
+  const Runtime& rt = Runtime::get();
+  for (const auto& p : rt.plugins())
+    if (p->device_type == type) return "the " + type + " plugin has no device: " + p->version;
+  for (const auto& s : rt.skipped())
+    if (s.path.find("oar_plugin_" + type) != std::string::npos) return "the " + type + " plugin was skipped: " + s.reason;
+  return "no " + type + " plugin is built or loaded";
+}
+
+class NonHostDevice : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    for (Device d : devices())
-      if (d.str().rfind("opencl:", 0) == 0) {
+    const std::string type = GetParam();
+    for (Device d : Runtime::get().devices())
+      if (d.str().rfind(type + ":", 0) == 0) {
         dev_ = d;
         found_ = true;
         break;
       }
-    if (!found_) GTEST_SKIP() << "no OpenCL device is loaded (oar-info says why)";
+    if (!found_) GTEST_SKIP() << why_absent(type);
     api_ = &Runtime::get().api(dev_);
   }
   void ok(oar_status_t st, const char* what) { ASSERT_EQ(st, OAR_STATUS_OK) << what << ": " << Runtime::take_last_error(); }
@@ -32,12 +46,12 @@ class OpenCLDevice : public ::testing::Test {
   const oar_plugin_api* api_ = nullptr;
 };
 
-TEST_F(OpenCLDevice, CapabilitiesDescribeANonHostDevice) {
+TEST_P(NonHostDevice, CapabilitiesDescribeANonHostDevice) {
   const oar_device_capabilities& caps = Runtime::get().capabilities(dev_);
   EXPECT_TRUE(caps.dtype_mask & (1u << OAR_DTYPE_F32));
   EXPECT_TRUE(caps.flags & OAR_CAPABILITY_ASYNC_COPY);
   EXPECT_TRUE(caps.flags & OAR_CAPABILITY_EVENT_TIMING);
-  EXPECT_FALSE(caps.flags & OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY) << "cl_mem handles are not host pointers";
+  EXPECT_FALSE(caps.flags & OAR_CAPABILITY_HOST_ACCESSIBLE_MEMORY) << "device handles are not host pointers";
   EXPECT_GE(caps.alloc_alignment, 64u);
   oar_device_properties props{};
   props.struct_size = sizeof(props);
@@ -45,7 +59,7 @@ TEST_F(OpenCLDevice, CapabilitiesDescribeANonHostDevice) {
   EXPECT_GT(std::strlen(props.name), 0u);
 }
 
-TEST_F(OpenCLDevice, CopiesWithOffsetsAndOverlap) {
+TEST_P(NonHostDevice, CopiesWithOffsetsAndOverlap) {
   void* buf = nullptr;
   ok(api_->memory_allocate(dev_.index, 1024, &buf), "allocate");
   ASSERT_NE(buf, nullptr);
@@ -70,7 +84,7 @@ TEST_F(OpenCLDevice, CopiesWithOffsetsAndOverlap) {
   EXPECT_EQ(none, nullptr);
 }
 
-TEST_F(OpenCLDevice, AsyncCopiesOnAStreamWithTimedEvents) {
+TEST_P(NonHostDevice, AsyncCopiesOnAStreamWithTimedEvents) {
   oar_stream_t s = nullptr;
   ok(api_->stream_create(dev_.index, &s), "stream_create");
   const size_t n = 1 << 20;
@@ -103,7 +117,7 @@ TEST_F(OpenCLDevice, AsyncCopiesOnAStreamWithTimedEvents) {
   ok(api_->stream_destroy(dev_.index, s), "stream_destroy");
 }
 
-TEST_F(OpenCLDevice, BadRequestsAreTypedErrors) {
+TEST_P(NonHostDevice, BadRequestsAreTypedErrors) {
   int32_t count = 0;
   ok(api_->device_count(&count), "count");
   oar_device_properties props{};
@@ -124,17 +138,20 @@ TEST_F(OpenCLDevice, BadRequestsAreTypedErrors) {
   EXPECT_NE(Runtime::take_last_error().find("cannot allocate"), std::string::npos);
 }
 
-TEST_F(OpenCLDevice, TensorsRoundTripAndStayOnTheDevice) {
+TEST_P(NonHostDevice, TensorsRoundTripAndStayOnTheDevice) {
   std::vector<double> v = random_values(1000, -3, 3, 5);
   Tensor t = make_tensor(v, {10, 100}, DType::f32, dev_);
   EXPECT_EQ(t.device(), dev_);
   Tensor u = call1("add", {t, t});
   std::vector<double> want(v.size());
   for (size_t i = 0; i < v.size(); ++i) want[i] = 2 * double(float(v[i]));
-  expect_close(host_values(u), want, 1e-6, 1e-6, "add on opencl");
+  expect_close(host_values(u), want, 1e-6, 1e-6, "add on " + dev_.str());
   Tensor view = t.transpose(0, 1);  // strided: moved as a span and gathered
   Tensor host = view.to(Device::cpu());
   EXPECT_FLOAT_EQ(float(host_values(host)[1]), float(v[100]));
 }
+
+INSTANTIATE_TEST_SUITE_P(Plugins, NonHostDevice, ::testing::Values("opencl", "cuda", "hip"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 }  // namespace

@@ -1,0 +1,20 @@
+// Registers every kernel group of the plugin; vendor-library groups only in the CUDA build.
+#include "ops/ops.h"
+
+namespace oar_gpu {
+
+oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
+  oar_status_t (*groups[])(const oar_kernel_registrar*) = {
+      register_elementwise_kernels, register_reduction_kernels, register_creation_kernels,
+      register_indexing_kernels,    register_shape_kernels,     register_loss_kernels,
+      register_layer_norm_kernels,  register_pool_kernels,      register_batch_norm_kernels,
+#if !defined(__HIPCC__)
+      register_matmul_kernels,      register_conv_kernels,      register_softmax_kernels,
+#endif
+  };
+  for (auto group : groups)
+    if (oar_status_t st = group(r)) return st;
+  return OAR_STATUS_OK;
+}
+
+}  // namespace oar_gpu

@@ -1,0 +1,130 @@
+// Per-(device, thread) cuBLAS / cuBLASLt / cuDNN handles, typed errors from
+// the libraries' status codes, and flag reading for the vendor-library
+// kernels (see vendor_handles.h). Handles live in thread-local storage and
+// are destroyed when their thread exits; creating one costs far more than a
+// kernel call, so each thread keeps its own for the life of the thread.
+#include "vendor_handles.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace oar_gpu {
+
+namespace {
+
+using oar::sdk::fail;
+
+// One slot per device index, filled on first use by this thread.
+struct ThreadHandles {
+  std::vector<cublasHandle_t> blas;
+  std::vector<cudnnHandle_t> dnn;
+
+  ThreadHandles() = default;
+  ThreadHandles(const ThreadHandles&) = delete;
+  ThreadHandles& operator=(const ThreadHandles&) = delete;
+  // Statuses are ignored: nothing can be reported from a thread's exit.
+  ~ThreadHandles() {
+    for (cublasHandle_t h : blas)
+      if (h) cublas().destroy(h);
+    for (cudnnHandle_t h : dnn)
+      if (h) cudnnDestroy(h);
+  }
+};
+
+ThreadHandles& thread_handles() {
+  thread_local ThreadHandles handles;
+  return handles;
+}
+
+template <class H>
+H& slot(std::vector<H>& v, int32_t device) {
+  if (device < 0) fail(OAR_STATUS_INVALID_ARGUMENT, "vendor handle for negative device " + std::to_string(device));
+  if (v.size() <= size_t(device)) v.resize(size_t(device) + 1, nullptr);
+  return v[size_t(device)];
+}
+
+std::string read_flag(const char* name, bool* known) {
+  *known = false;
+  const oar_host_api* h = host();
+  if (h == nullptr || h->get_flag == nullptr) return "";
+  char buf[128] = {0};
+  *known = h->get_flag(name, buf, sizeof(buf)) != 0;
+  return buf;
+}
+
+}  // namespace
+
+cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream) {
+  cublasHandle_t& h = slot(thread_handles().blas, device);
+  if (h == nullptr) {
+    cublasHandle_t created = nullptr;
+    check_cublas(cublas().create(&created), "cublasCreate");
+    // The kernels name their compute type per call; this only keeps fp16/bf16
+    // split-K reductions in the f32 accumulator rather than the output type.
+    cublasStatus_t st = cublas().set_math_mode(
+        created, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      cublas().destroy(created);
+      fail_cublas(st, "cublasSetMathMode");
+    }
+    h = created;
+  }
+  check_cublas(cublas().set_stream(h, stream), "cublasSetStream");
+  return h;
+}
+
+cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream) {
+  cudnnHandle_t& h = slot(thread_handles().dnn, device);
+  if (h == nullptr) check_cudnn(cudnnCreate(&h), "cudnnCreate");
+  check_cudnn(cudnnSetStream(h, stream), "cudnnSetStream");
+  return h;
+}
+
+void fail_cublas(cublasStatus_t status, const char* what) {
+  oar_status_t code = OAR_STATUS_DEVICE_ERROR;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) code = OAR_STATUS_OUT_OF_MEMORY;
+  else if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH)
+    code = OAR_STATUS_UNSUPPORTED;
+  fail(code, std::string(what) + ": cuBLAS " + cublas().status_name(status) + " (" + cublas().status_string(status) +
+                 ")");
+}
+
+void fail_cudnn(cudnnStatus_t status, const char* what) {
+  oar_status_t code = OAR_STATUS_DEVICE_ERROR;
+  if (CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED) code = OAR_STATUS_UNSUPPORTED;
+  else if (status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+           status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+    code = OAR_STATUS_OUT_OF_MEMORY;
+  std::string message = std::string(what) + ": cuDNN " + cudnnGetErrorString(status);
+  // cuDNN 9 keeps a per-thread explanation of its last failure.
+  char detail[512] = {0};
+  cudnnGetLastErrorString(detail, sizeof(detail));
+  if (detail[0] != '\0') message += std::string(" (") + detail + ")";
+  fail(code, message);
+}
+
+bool flag_bool(const char* name, bool fallback) {
+  bool known = false;
+  std::string v = read_flag(name, &known);
+  if (!known) return fallback;
+  // The core stores bools normalised to "1" / "0" (empty means 0).
+  return v == "1";
+}
+
+int64_t flag_int(const char* name, int64_t fallback) {
+  bool known = false;
+  std::string v = read_flag(name, &known);
+  if (!known || v.empty()) return fallback;
+  char* end = nullptr;
+  long long parsed = std::strtoll(v.c_str(), &end, 10);
+  return end && *end == '\0' ? int64_t(parsed) : fallback;
+}
+
+void log_message(oar_log_level_t level, const char* message) {
+  const oar_host_api* h = host();
+  if (h != nullptr && h->log != nullptr) h->log(level, message);
+}
+
+}  // namespace oar_gpu

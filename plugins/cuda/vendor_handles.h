@@ -1,0 +1,49 @@
+// Handles of the vendor libraries (cuBLAS, cuBLASLt, cuDNN) for the CUDA
+// plugin's kernels, typed errors from their status codes, and the plugin
+// flags those kernels read. A handle is created lazily per (device, thread)
+// and bound to the call's stream on every use: binding a stream to a handle
+// another thread is using would move that thread's work, so handles are
+// never shared between threads. CUDA only (the HIP build has no such files).
+#pragma once
+
+#include "cublas_loader.h"
+#include <cudnn.h>
+
+#include <cstdint>
+
+#include "gpu_device.h"
+
+namespace oar_gpu {
+
+// This thread's cuBLAS handle for `device` (which must be current), bound to
+// `stream`, in the default math mode with reduced-precision reductions off.
+// Its workspace is the library's default until the caller sets its own.
+cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream);
+// This thread's cuDNN handle for `device` (which must be current), bound to `stream`.
+cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream);
+
+// Throws sdk::KernelError naming `what` and the library's status:
+// OUT_OF_MEMORY for an allocation failure, UNSUPPORTED for a configuration
+// the library does not implement, DEVICE_ERROR otherwise.
+[[noreturn]] void fail_cublas(cublasStatus_t status, const char* what);
+[[noreturn]] void fail_cudnn(cudnnStatus_t status, const char* what);
+inline void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) fail_cublas(status, what);
+}
+inline void check_cudnn(cudnnStatus_t status, const char* what) {
+  if (status != CUDNN_STATUS_SUCCESS) fail_cudnn(status, what);
+}
+
+// Current value of an OAR_* flag through the host table, read at each call
+// so oar.set_flag takes effect on the next kernel; `fallback` when there is
+// no host or the core does not know the flag.
+bool flag_bool(const char* name, bool fallback);
+int64_t flag_int(const char* name, int64_t fallback);
+
+// OAR_ALLOW_TF32: may f32 matmul / convolution round inputs to TF32?
+inline bool allow_tf32() { return flag_bool("OAR_ALLOW_TF32", false); }
+
+// Sends `message` to the core's log at `level` (nothing before the host is set).
+void log_message(oar_log_level_t level, const char* message);
+
+}  // namespace oar_gpu
