@@ -229,9 +229,9 @@ oar_status_t ref_conv_kernel(const oar_kernel_context* ctx) {
 
 template <ConvKind kind>
 oar_status_t register_conv(const oar_kernel_registrar* r, const char* op) {
-  if (auto st = register_float_kernels(r, op, 2, kDnnlDTypes, dnnl_conv_kernel<kind>, "onednn", 10, dnnl_supports<kind>))
+  if (auto st = sdk::register_same_dtype(r, op, kDnnlDTypes, 2, dnnl_conv_kernel<kind>, "onednn", 10, dnnl_supports<kind>))
     return st;
-  return register_float_kernels(r, op, 2, kRefDTypes, ref_conv_kernel<kind>, "reference", 0);
+  return sdk::register_same_dtype(r, op, kRefDTypes, 2, ref_conv_kernel<kind>, "reference", 0);
 }
 
 }  // namespace

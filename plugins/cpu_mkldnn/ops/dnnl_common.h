@@ -277,27 +277,6 @@ void visit_float(oar_dtype_t d, F&& f) {
 template <class T> inline double to_d(T v) { return double(static_cast<kp::compute_t<T>>(v)); }
 template <class T> inline T from_d(double v) { return T(static_cast<kp::compute_t<T>>(v)); }
 
-// Registers one kernel per dtype in `dtypes`, the signature repeating it `arity` times.
-inline oar_status_t register_float_kernels(const oar_kernel_registrar* r, const char* op, int arity,
-                                           const std::vector<oar_dtype_t>& dtypes, oar_kernel_fn fn,
-                                           const char* impl, int32_t priority,
-                                           oar_kernel_supports_fn supports = nullptr) {
-  for (oar_dtype_t d : dtypes) {
-    std::vector<oar_dtype_t> sig(size_t(arity), d);
-    oar_kernel_def def{};
-    def.struct_size = sizeof(def);
-    def.op_name = op;
-    def.dtypes = sig.data();
-    def.num_dtypes = arity;
-    def.priority = priority;
-    def.impl_name = impl;
-    def.fn = fn;
-    def.supports = supports;
-    if (oar_status_t st = r->register_kernel(r->registry, &def)) return st;
-  }
-  return OAR_STATUS_OK;
-}
-
 // Reference loops serve every float dtype; oneDNN serves f32 (and bf16 where the CPU can).
 inline const std::vector<oar_dtype_t> kRefDTypes = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16,
                                                     OAR_DTYPE_BF16};

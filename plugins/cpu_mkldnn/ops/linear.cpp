@@ -116,11 +116,11 @@ oar_status_t dnnl_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_linear_kernels(const oar_kernel_registrar* r) {
-  if (auto st = register_float_kernels(r, "linear", 2, kRefDTypes, loop_kernel<void>, "small", 20, small_supports))
+  if (auto st = sdk::register_same_dtype(r, "linear", kRefDTypes, 2, loop_kernel<void>, "small", 20, small_supports))
     return st;
-  if (auto st = register_float_kernels(r, "linear", 2, kDnnlDTypes, dnnl_kernel, "onednn", 10, dnnl_supports))
+  if (auto st = sdk::register_same_dtype(r, "linear", kDnnlDTypes, 2, dnnl_kernel, "onednn", 10, dnnl_supports))
     return st;
-  return register_float_kernels(r, "linear", 2, kRefDTypes, loop_kernel<double>, "reference", 0);
+  return sdk::register_same_dtype(r, "linear", kRefDTypes, 2, loop_kernel<double>, "reference", 0);
 }
 
 }  // namespace oar_cpu

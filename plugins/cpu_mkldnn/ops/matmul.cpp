@@ -244,11 +244,11 @@ oar_status_t small_matmul_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r) {
-  if (auto st = register_float_kernels(r, "matmul", 2, kRefDTypes, small_matmul_kernel, "small", 20, small_supports))
+  if (auto st = sdk::register_same_dtype(r, "matmul", kRefDTypes, 2, small_matmul_kernel, "small", 20, small_supports))
     return st;
-  if (auto st = register_float_kernels(r, "matmul", 2, kDnnlDTypes, dnnl_matmul_kernel, "onednn", 10, dnnl_supports))
+  if (auto st = sdk::register_same_dtype(r, "matmul", kDnnlDTypes, 2, dnnl_matmul_kernel, "onednn", 10, dnnl_supports))
     return st;
-  return register_float_kernels(r, "matmul", 2, kRefDTypes, ref_matmul_kernel, "reference", 0);
+  return sdk::register_same_dtype(r, "matmul", kRefDTypes, 2, ref_matmul_kernel, "reference", 0);
 }
 
 }  // namespace oar_cpu

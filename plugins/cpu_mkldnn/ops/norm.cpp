@@ -239,10 +239,11 @@ oar_status_t ref_norm_kernel(const oar_kernel_context* ctx) {
 
 template <NormKind kind>
 oar_status_t register_norm(const oar_kernel_registrar* r, const char* op, int arity) {
-  if (auto st = register_float_kernels(r, op, arity, {OAR_DTYPE_F32}, dnnl_norm_kernel<kind>, "onednn", 10,
+  static constexpr oar_dtype_t kDnnlF32[] = {OAR_DTYPE_F32};  // oneDNN's normalisation here is f32 only
+  if (auto st = sdk::register_same_dtype(r, op, kDnnlF32, arity, dnnl_norm_kernel<kind>, "onednn", 10,
                                        dnnl_supports<kind>))
     return st;
-  return register_float_kernels(r, op, arity, kRefDTypes, ref_norm_kernel<kind>, "reference", 0);
+  return sdk::register_same_dtype(r, op, kRefDTypes, arity, ref_norm_kernel<kind>, "reference", 0);
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ oar_status_t ref_pool_kernel(const oar_kernel_context* ctx) {
 template <bool kMax, bool kBackward>
 oar_status_t register_pool(const oar_kernel_registrar* r, const char* op) {
   int arity = kBackward ? 2 : 1;
-  return register_float_kernels(r, op, arity, kRefDTypes, ref_pool_kernel<kMax, kBackward>, "direct", 0);
+  return sdk::register_same_dtype(r, op, kRefDTypes, arity, ref_pool_kernel<kMax, kBackward>, "direct", 0);
 }
 
 }  // namespace

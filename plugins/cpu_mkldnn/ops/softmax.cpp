@@ -120,10 +120,10 @@ oar_status_t ref_softmax_kernel(const oar_kernel_context* ctx) {
 template <bool kLog, bool kBackward>
 oar_status_t register_softmax(const oar_kernel_registrar* r, const char* op) {
   int arity = kBackward ? 2 : 1;
-  if (auto st = register_float_kernels(r, op, arity, kDnnlDTypes, dnnl_softmax_kernel<kLog, kBackward>, "onednn", 10,
+  if (auto st = sdk::register_same_dtype(r, op, kDnnlDTypes, arity, dnnl_softmax_kernel<kLog, kBackward>, "onednn", 10,
                                        dnnl_supports<kLog, kBackward>))
     return st;
-  return register_float_kernels(r, op, arity, kRefDTypes, ref_softmax_kernel<kLog, kBackward>, "reference", 0);
+  return sdk::register_same_dtype(r, op, kRefDTypes, arity, ref_softmax_kernel<kLog, kBackward>, "reference", 0);
 }
 
 }  // namespace

@@ -286,8 +286,11 @@ oar_status_t batch_norm_backward_kernel(const oar_kernel_context* ctx) {
 
 oar_status_t register_batch_norm_kernels(const oar_kernel_registrar* r) {
   // Signatures hold the required inputs only (optional ones are not part of the key).
-  if (auto st = register_float(r, "batch_norm", 1, batch_norm_kernel, "cuda")) return st;
-  return register_float(r, "batch_norm_backward", 4, batch_norm_backward_kernel, "cuda");
+  auto reg = [r](const char* op, int arity, oar_kernel_fn fn) {
+    return oar::sdk::register_same_dtype(r, op, oar::sdk::kFloatDTypes, arity, fn, "kp-" OAR_GPU_BACKEND_NAME);
+  };
+  if (auto st = reg("batch_norm", 1, batch_norm_kernel)) return st;
+  return reg("batch_norm_backward", 4, batch_norm_backward_kernel);
 }
 
 }  // namespace oar_gpu

@@ -462,9 +462,12 @@ oar_status_t conv_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r) {
-  if (auto st = register_float(r, "conv2d", 2, conv_kernel<kForward>, "cudnn", 10)) return st;
-  if (auto st = register_float(r, "conv2d_backward_data", 2, conv_kernel<kBackwardData>, "cudnn", 10)) return st;
-  return register_float(r, "conv2d_backward_weight", 2, conv_kernel<kBackwardWeight>, "cudnn", 10);
+  auto reg = [r](const char* op, oar_kernel_fn fn) {
+    return oar::sdk::register_same_dtype(r, op, oar::sdk::kFloatDTypes, 2, fn, "cudnn", 10);
+  };
+  if (auto st = reg("conv2d", conv_kernel<kForward>)) return st;
+  if (auto st = reg("conv2d_backward_data", conv_kernel<kBackwardData>)) return st;
+  return reg("conv2d_backward_weight", conv_kernel<kBackwardWeight>);
 }
 
 }  // namespace oar_gpu

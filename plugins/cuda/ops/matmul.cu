@@ -275,7 +275,7 @@ oar_status_t matmul_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r) {
-  return register_float(r, "matmul", 2, matmul_kernel, "cublas", 10);
+  return oar::sdk::register_same_dtype(r, "matmul", oar::sdk::kFloatDTypes, 2, matmul_kernel, "cublas", 10);
 }
 
 }  // namespace oar_gpu

@@ -154,10 +154,13 @@ oar_status_t pool_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_pool_kernels(const oar_kernel_registrar* r) {
-  if (auto st = register_float(r, "max_pool2d", 1, pool_kernel<true, false>, "cuda")) return st;
-  if (auto st = register_float(r, "max_pool2d_backward", 2, pool_kernel<true, true>, "cuda")) return st;
-  if (auto st = register_float(r, "avg_pool2d", 1, pool_kernel<false, false>, "cuda")) return st;
-  return register_float(r, "avg_pool2d_backward", 2, pool_kernel<false, true>, "cuda");
+  auto reg = [r](const char* op, int arity, oar_kernel_fn fn) {
+    return oar::sdk::register_same_dtype(r, op, oar::sdk::kFloatDTypes, arity, fn, "kp-" OAR_GPU_BACKEND_NAME);
+  };
+  if (auto st = reg("max_pool2d", 1, pool_kernel<true, false>)) return st;
+  if (auto st = reg("max_pool2d_backward", 2, pool_kernel<true, true>)) return st;
+  if (auto st = reg("avg_pool2d", 1, pool_kernel<false, false>)) return st;
+  return reg("avg_pool2d_backward", 2, pool_kernel<false, true>);
 }
 
 }  // namespace oar_gpu

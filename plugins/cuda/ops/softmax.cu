@@ -209,11 +209,14 @@ oar_status_t cudnn_softmax(const oar_kernel_context* ctx) {
 
 template <bool kLog, bool kBackward>
 oar_status_t register_softmax(const oar_kernel_registrar* r, const char* op) {
+  // cuDNN's softmax has no bf16; the own kernel below serves it.
+  static constexpr oar_dtype_t kCudnnDTypes[] = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16};
   const int arity = kBackward ? 2 : 1;
-  if (auto st = register_float(r, op, arity, cudnn_softmax<kLog, kBackward>, "cudnn", 10, cudnn_supports,
-                               {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16}))
+  if (auto st = oar::sdk::register_same_dtype(r, op, kCudnnDTypes, arity, cudnn_softmax<kLog, kBackward>, "cudnn", 10,
+                                               cudnn_supports))
     return st;
-  return register_float(r, op, arity, kernel_softmax<kLog, kBackward>, "cuda", 0);
+  return oar::sdk::register_same_dtype(r, op, oar::sdk::kFloatDTypes, arity, kernel_softmax<kLog, kBackward>,
+                                       "kp-" OAR_GPU_BACKEND_NAME);
 }
 
 }  // namespace

@@ -180,27 +180,6 @@ void visit_float(oar_dtype_t d, F&& f) {
   }
 }
 
-// Registers `fn` for every float dtype, the signature repeating it `arity` times.
-inline oar_status_t register_float(const oar_kernel_registrar* r, const char* op, int arity, oar_kernel_fn fn,
-                                   const char* impl, int32_t priority = 0, oar_kernel_supports_fn supports = nullptr,
-                                   const std::vector<oar_dtype_t>& dtypes = {OAR_DTYPE_F32, OAR_DTYPE_F64,
-                                                                             OAR_DTYPE_F16, OAR_DTYPE_BF16}) {
-  for (oar_dtype_t d : dtypes) {
-    std::vector<oar_dtype_t> sig(size_t(arity), d);
-    oar_kernel_def def{};
-    def.struct_size = sizeof(def);
-    def.op_name = op;
-    def.dtypes = sig.data();
-    def.num_dtypes = arity;
-    def.priority = priority;
-    def.impl_name = impl;
-    def.fn = fn;
-    def.supports = supports;
-    if (oar_status_t st = r->register_kernel(r->registry, &def)) return st;
-  }
-  return OAR_STATUS_OK;
-}
-
 // The rounding a CPU kernel applies when it stores a partial result in T.
 template <class T>
 __host__ __device__ inline kp::compute_t<T> round_to(kp::compute_t<T> v) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -149,14 +150,24 @@ inline oar_status_t register_kernel(const oar_kernel_registrar* reg, const char*
   return reg->register_kernel(reg->registry, &def);
 }
 
-// Registers `fn` for `op` once per dtype, with that dtype for each of its
-// `arity` inputs (the same-dtype signature of unary and binary ops).
-template <size_t N>
-oar_status_t register_same_dtype(const oar_kernel_registrar* r, const char* op, const oar_dtype_t (&dtypes)[N],
-                                 int arity, oar_kernel_fn fn, const char* impl_name) {
+// Registers `fn` for `op` once per dtype in `dtypes`, its signature that dtype
+// repeated `arity` times (the inputs of most ops share one dtype).
+inline oar_status_t register_same_dtype(const oar_kernel_registrar* reg, const char* op,
+                                        std::span<const oar_dtype_t> dtypes, int arity, oar_kernel_fn fn,
+                                        const char* impl_name, int32_t priority = 0,
+                                        oar_kernel_supports_fn supports = nullptr) {
   for (oar_dtype_t d : dtypes) {
-    oar_status_t st = arity == 1 ? register_kernel(r, op, {d}, fn, impl_name) : register_kernel(r, op, {d, d}, fn, impl_name);
-    if (st) return st;
+    std::vector<oar_dtype_t> sig(size_t(arity), d);
+    oar_kernel_def def{};
+    def.struct_size = sizeof(def);
+    def.op_name = op;
+    def.dtypes = sig.data();
+    def.num_dtypes = arity;
+    def.priority = priority;
+    def.impl_name = impl_name;
+    def.fn = fn;
+    def.supports = supports;
+    if (oar_status_t st = reg->register_kernel(reg->registry, &def)) return st;
   }
   return OAR_STATUS_OK;
 }
