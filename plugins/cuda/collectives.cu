@@ -10,7 +10,7 @@
 //
 // To know whether work is still outstanding when comm_abort is called, each
 // enqueued operation is followed by an event on its stream.
-#include <nccl.h>
+#include "vendor_loader.h"
 
 #include <algorithm>
 #include <chrono>
@@ -56,8 +56,8 @@ oar_status_t status_for(ncclResult_t r) {
 // "<what> failed: <NCCL's name for r> (<NCCL's last error message>)". The last
 // message is read before anything can free the communicator.
 std::string nccl_message(ncclResult_t r, ncclComm_t comm, const std::string& what) {
-  std::string msg = what + " failed: " + ncclGetErrorString(r);
-  const char* last = ncclGetLastError(comm);
+  std::string msg = what + " failed: " + nccl().GetErrorString(r);
+  const char* last = nccl().GetLastError(comm);
   if (last != nullptr && last[0] != '\0') msg += std::string(" (") + last + ")";
   return msg;
 }
@@ -109,7 +109,7 @@ ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
   Backoff backoff;
   while (r == ncclInProgress) {
     backoff.wait();
-    ncclResult_t q = ncclCommGetAsyncError(comm, &r);
+    ncclResult_t q = nccl().CommGetAsyncError(comm, &r);
     if (q != ncclSuccess) return q;
   }
   return r;
@@ -265,7 +265,7 @@ void enqueue(Comm* c, oar_stream_t stream, const char* what, const char* nccl_ca
   // An earlier operation's asynchronous failure (a peer gone, a network
   // error) leaves the communicator unusable: say so instead of enqueueing.
   ncclResult_t state = ncclSuccess;
-  ncclResult_t q = ncclCommGetAsyncError(c->nccl, &state);
+  ncclResult_t q = nccl().CommGetAsyncError(c->nccl, &state);
   if (q != ncclSuccess) fail_nccl(q, c->nccl, std::string(what) + ": ncclCommGetAsyncError on " + c->where());
   state = settle(c->nccl, state);
   if (state != ncclSuccess)
@@ -284,7 +284,7 @@ oar_status_t get_unique_id(oar_comm_unique_id* out_id) {
   return guarded([&] {
     if (out_id == nullptr) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "get_unique_id: null output");
     ncclUniqueId id;
-    ncclResult_t r = ncclGetUniqueId(&id);
+    ncclResult_t r = nccl().GetUniqueId(&id);
     if (r != ncclSuccess) fail_nccl(r, nullptr, "get_unique_id: ncclGetUniqueId");
     std::memcpy(out_id->bytes, &id, sizeof(id));
   });
@@ -323,13 +323,13 @@ oar_status_t comm_init(int32_t device, const oar_comm_unique_id* id, int32_t wor
     std::memcpy(&nid, id->bytes, sizeof(nid));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    ncclResult_t r = ncclCommInitRankConfig(&c->nccl, world_size, nid, rank, &config);
+    ncclResult_t r = nccl().CommInitRankConfig(&c->nccl, world_size, nid, rank, &config);
     // In progress: the handle exists and joins its peers in the background.
     r = settle(c->nccl, r);
     if (r != ncclSuccess) {
       std::string msg = nccl_message(r, c->nccl, "comm_init: ncclCommInitRankConfig for " + c->where());
       // A synchronous failure leaves no communicator; an asynchronous one must be aborted.
-      if (c->nccl != nullptr) (void)ncclCommAbort(c->nccl);
+      if (c->nccl != nullptr) (void)nccl().CommAbort(c->nccl);
       free_comm(c.release(), false);
       sdk::fail(status_for(r), msg);
     }
@@ -344,14 +344,14 @@ oar_status_t comm_destroy(oar_comm_t comm) {
     // Finalize flushes outstanding work (waiting for every peer), then
     // destroy frees; a failure on the way aborts instead, so the handle is
     // always released.
-    ncclResult_t r = settle(c->nccl, ncclCommFinalize(c->nccl));
+    ncclResult_t r = settle(c->nccl, nccl().CommFinalize(c->nccl));
     if (r != ncclSuccess) {
       std::string msg = nccl_message(r, c->nccl, "comm_destroy: ncclCommFinalize on " + c->where());
-      (void)ncclCommAbort(c->nccl);
+      (void)nccl().CommAbort(c->nccl);
       free_comm(c, false);
       sdk::fail(status_for(r), msg + "; the communicator was aborted");
     }
-    r = ncclCommDestroy(c->nccl);
+    r = nccl().CommDestroy(c->nccl);
     if (r != ncclSuccess) {
       std::string msg = nccl_message(r, c->nccl, "comm_destroy: ncclCommDestroy on " + c->where());
       free_comm(c, false);
@@ -375,7 +375,7 @@ oar_status_t comm_abort(oar_comm_t comm, int64_t timeout_ms) {
     bool outstanding = false;
     Backoff backoff;
     for (;;) {
-      ncclResult_t q = ncclCommGetAsyncError(c->nccl, &state);
+      ncclResult_t q = nccl().CommGetAsyncError(c->nccl, &state);
       if (q != ncclSuccess) state = q;
       if (state != ncclSuccess && state != ncclInProgress) break;
       outstanding = state == ncclInProgress || c->work_pending();
@@ -385,7 +385,7 @@ oar_status_t comm_abort(oar_comm_t comm, int64_t timeout_ms) {
     const bool failed = state != ncclSuccess && state != ncclInProgress;
     std::string failure = failed ? nccl_message(state, c->nccl, "an operation on " + c->where()) : "";
     const std::string where = c->where();
-    ncclResult_t r = ncclCommAbort(c->nccl);
+    ncclResult_t r = nccl().CommAbort(c->nccl);
     std::string abort_error = r != ncclSuccess ? "; " + nccl_message(r, nullptr, "ncclCommAbort") : "";
     free_comm(c, !failed && !outstanding && r == ncclSuccess);
     if (failed) sdk::fail(status_for(state), "comm_abort: " + failure + "; the communicator was aborted" + abort_error);
@@ -406,7 +406,7 @@ oar_status_t all_reduce(oar_comm_t comm, const void* src, void* dst, uint64_t co
     require_buffer(src, count, "all_reduce", "src");
     require_buffer(dst, count, "all_reduce", "dst");
     enqueue(c, stream, "all_reduce", "ncclAllReduce", [&](gpu::Stream s) {
-      return ncclAllReduce(src, dst, size_t(count), dt, o, c->nccl, s);
+      return nccl().AllReduce(src, dst, size_t(count), dt, o, c->nccl, s);
     });
   });
 }
@@ -420,7 +420,7 @@ oar_status_t broadcast(oar_comm_t comm, const void* src, void* dst, uint64_t cou
     if (c->rank == root) require_buffer(src, count, "broadcast", "src (on the root)");
     require_buffer(dst, count, "broadcast", "dst");
     enqueue(c, stream, "broadcast", "ncclBroadcast", [&](gpu::Stream s) {
-      return ncclBroadcast(src, dst, size_t(count), dt, root, c->nccl, s);
+      return nccl().Broadcast(src, dst, size_t(count), dt, root, c->nccl, s);
     });
   });
 }
@@ -433,7 +433,7 @@ oar_status_t all_gather(oar_comm_t comm, const void* src, void* dst, uint64_t co
     require_buffer(src, count, "all_gather", "src");
     require_buffer(dst, count, "all_gather", "dst");
     enqueue(c, stream, "all_gather", "ncclAllGather", [&](gpu::Stream s) {
-      return ncclAllGather(src, dst, size_t(count), dt, c->nccl, s);
+      return nccl().AllGather(src, dst, size_t(count), dt, c->nccl, s);
     });
   });
 }
@@ -447,7 +447,7 @@ oar_status_t reduce_scatter(oar_comm_t comm, const void* src, void* dst, uint64_
     require_buffer(src, count, "reduce_scatter", "src");
     require_buffer(dst, count, "reduce_scatter", "dst");
     enqueue(c, stream, "reduce_scatter", "ncclReduceScatter", [&](gpu::Stream s) {
-      return ncclReduceScatter(src, dst, size_t(count), dt, o, c->nccl, s);
+      return nccl().ReduceScatter(src, dst, size_t(count), dt, o, c->nccl, s);
     });
   });
 }
@@ -470,7 +470,7 @@ oar_status_t send(oar_comm_t comm, const void* src, uint64_t count, oar_dtype_t 
     require_peer(c, peer, "send");
     require_buffer(src, count, "send", "src");
     enqueue(c, stream, "send", "ncclSend",
-            [&](gpu::Stream s) { return ncclSend(src, size_t(count), dt, peer, c->nccl, s); });
+            [&](gpu::Stream s) { return nccl().Send(src, size_t(count), dt, peer, c->nccl, s); });
   });
 }
 
@@ -482,7 +482,7 @@ oar_status_t recv(oar_comm_t comm, void* dst, uint64_t count, oar_dtype_t dtype,
     require_peer(c, peer, "recv");
     require_buffer(dst, count, "recv", "dst");
     enqueue(c, stream, "recv", "ncclRecv",
-            [&](gpu::Stream s) { return ncclRecv(dst, size_t(count), dt, peer, c->nccl, s); });
+            [&](gpu::Stream s) { return nccl().Recv(dst, size_t(count), dt, peer, c->nccl, s); });
   });
 }
 
@@ -492,7 +492,7 @@ oar_status_t barrier(oar_comm_t comm, oar_stream_t stream) {
   return guarded([&] {
     Comm* c = comm_of(comm, "barrier");
     enqueue(c, stream, "barrier", "ncclAllReduce (one element)", [&](gpu::Stream s) {
-      return ncclAllReduce(c->scratch, c->scratch, 1, ncclInt32, ncclSum, c->nccl, s);
+      return nccl().AllReduce(c->scratch, c->scratch, 1, ncclInt32, ncclSum, c->nccl, s);
     });
   });
 }

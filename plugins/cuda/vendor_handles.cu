@@ -27,9 +27,9 @@ struct ThreadHandles {
   // Statuses are ignored: nothing can be reported from a thread's exit.
   ~ThreadHandles() {
     for (cublasHandle_t h : blas)
-      if (h) cublas().destroy(h);
+      if (h) cublas().Destroy(h);
     for (cudnnHandle_t h : dnn)
-      if (h) cudnnDestroy(h);
+      if (h) cudnn().Destroy(h);
   }
 };
 
@@ -60,25 +60,25 @@ cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream) {
   cublasHandle_t& h = slot(thread_handles().blas, device);
   if (h == nullptr) {
     cublasHandle_t created = nullptr;
-    check_cublas(cublas().create(&created), "cublasCreate");
+    check_cublas(cublas().Create(&created), "cublasCreate");
     // The kernels name their compute type per call; this only keeps fp16/bf16
     // split-K reductions in the f32 accumulator rather than the output type.
-    cublasStatus_t st = cublas().set_math_mode(
+    cublasStatus_t st = cublas().SetMathMode(
         created, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
     if (st != CUBLAS_STATUS_SUCCESS) {
-      cublas().destroy(created);
+      cublas().Destroy(created);
       fail_cublas(st, "cublasSetMathMode");
     }
     h = created;
   }
-  check_cublas(cublas().set_stream(h, stream), "cublasSetStream");
+  check_cublas(cublas().SetStream(h, stream), "cublasSetStream");
   return h;
 }
 
 cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream) {
   cudnnHandle_t& h = slot(thread_handles().dnn, device);
-  if (h == nullptr) check_cudnn(cudnnCreate(&h), "cudnnCreate");
-  check_cudnn(cudnnSetStream(h, stream), "cudnnSetStream");
+  if (h == nullptr) check_cudnn(cudnn().Create(&h), "cudnnCreate");
+  check_cudnn(cudnn().SetStream(h, stream), "cudnnSetStream");
   return h;
 }
 
@@ -87,7 +87,7 @@ void fail_cublas(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_ALLOC_FAILED) code = OAR_STATUS_OUT_OF_MEMORY;
   else if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH)
     code = OAR_STATUS_UNSUPPORTED;
-  fail(code, std::string(what) + ": cuBLAS " + cublas().status_name(status) + " (" + cublas().status_string(status) +
+  fail(code, std::string(what) + ": cuBLAS " + cublas().GetStatusName(status) + " (" + cublas().GetStatusString(status) +
                  ")");
 }
 
@@ -97,10 +97,10 @@ void fail_cudnn(cudnnStatus_t status, const char* what) {
   else if (status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
            status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
     code = OAR_STATUS_OUT_OF_MEMORY;
-  std::string message = std::string(what) + ": cuDNN " + cudnnGetErrorString(status);
+  std::string message = std::string(what) + ": cuDNN " + cudnn().GetErrorString(status);
   // cuDNN 9 keeps a per-thread explanation of its last failure.
   char detail[512] = {0};
-  cudnnGetLastErrorString(detail, sizeof(detail));
+  cudnn().GetLastErrorString(detail, sizeof(detail));
   if (detail[0] != '\0') message += std::string(" (") + detail + ")";
   fail(code, message);
 }

@@ -6,8 +6,7 @@
 // never shared between threads. CUDA only (the HIP build has no such files).
 #pragma once
 
-#include "cublas_loader.h"
-#include <cudnn.h>
+#include "vendor_loader.h"
 
 #include <cstdint>
 

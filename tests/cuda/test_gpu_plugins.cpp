@@ -1,9 +1,11 @@
 // The GPU plugins on any machine, GPU or not: the CUDA plugin (and, built as
 // test_hip_plugin, the HIP plugin when OAR_BUILD_HIP built it) loads, says why it has no device when
-// there is none, and registers a kernel for every (op, dtype signature) the
+// there is none, keeps NVIDIA's vendor libraries out of the process until an op needs them, and registers a kernel for every (op, dtype signature) the
 // CPU plugin has. Kernels are registered with or without a device, so the
 // kernel table is checked here even on a machine without a GPU; running them
 // is the job of every op suite in tests/unit, which iterate over all devices.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,12 @@
 #include "oar/op_registry.h"
 #include "oar/runtime.h"
 #include "test_util.h"
+
+#ifndef OAR_TEST_HIP
+#include <cublas_api.h>
+#include <cudnn_version.h>
+#include <nccl.h>
+#endif
 
 namespace {
 
@@ -76,6 +84,21 @@ void expect_loads_and_explains(const std::string& type) {
 #ifndef OAR_TEST_HIP
 TEST(CudaPlugin, LoadsAndExplainsAMissingDevice) { expect_loads_and_explains("cuda"); }
 TEST(CudaPlugin, CoversEveryCpuKernel) { expect_covers_cpu("cuda"); }
+
+// cuBLAS, cuDNN and NCCL are opened at first use, never by loading the plugin:
+// libcublasLt's LLVM breaks PoCL's kernel compiler in the same process
+// (plugins/cuda/vendor_loader.h). With every plugin loaded and nothing run on
+// cuda, none of them may be in the process.
+TEST(CudaPlugin, LoadsNoVendorLibraryUntilAnOpNeedsIt) {
+  ASSERT_NE(plugin_of("cuda"), nullptr) << skipped_reason("cuda");
+  const std::string cublas_major = std::to_string(CUBLAS_VER_MAJOR);
+  for (const std::string& soname : {"libcublas.so." + cublas_major, "libcublasLt.so." + cublas_major,
+                                    "libcudnn.so." + std::to_string(CUDNN_MAJOR), "libnccl.so." + std::to_string(NCCL_MAJOR)}) {
+    void* handle = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_EQ(handle, nullptr) << soname << " is in the process though no cuda op has run";
+    if (handle != nullptr) dlclose(handle);
+  }
+}
 #else
 // Built a second time as test_hip_plugin: the HIP plugin is loaded from its
 // own directory, with no OpenCL driver in the process (ROCm's runtime and

@@ -102,14 +102,14 @@ void dense4(const int64_t (&shape)[4], int (&dims)[4], int (&strides)[4]) {
 struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
   TensorDesc(oar_dtype_t dtype, const int64_t (&shape)[4]) {
-    check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
+    check_cudnn(cudnn().CreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
     int dims[4], st[4];
     dense4(shape, dims, st);
-    check_cudnn(cudnnSetTensor4dDescriptorEx(d, dnn_dtype(dtype), dims[0], dims[1], dims[2], dims[3], st[0], st[1],
+    check_cudnn(cudnn().SetTensor4dDescriptorEx(d, dnn_dtype(dtype), dims[0], dims[1], dims[2], dims[3], st[0], st[1],
                                              st[2], st[3]),
                 "cudnnSetTensor4dDescriptorEx");
   }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  ~TensorDesc() { cudnn().DestroyTensorDescriptor(d); }
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;
 };
@@ -117,12 +117,12 @@ struct TensorDesc {
 struct FilterDesc {
   cudnnFilterDescriptor_t d = nullptr;
   FilterDesc(oar_dtype_t dtype, const int64_t (&w)[4]) {
-    check_cudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
-    check_cudnn(cudnnSetFilter4dDescriptor(d, dnn_dtype(dtype), CUDNN_TENSOR_NCHW, int(w[0]), int(w[1]), int(w[2]),
+    check_cudnn(cudnn().CreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
+    check_cudnn(cudnn().SetFilter4dDescriptor(d, dnn_dtype(dtype), CUDNN_TENSOR_NCHW, int(w[0]), int(w[1]), int(w[2]),
                                            int(w[3])),
                 "cudnnSetFilter4dDescriptor");
   }
-  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  ~FilterDesc() { cudnn().DestroyFilterDescriptor(d); }
   FilterDesc(const FilterDesc&) = delete;
   FilterDesc& operator=(const FilterDesc&) = delete;
 };
@@ -130,15 +130,15 @@ struct FilterDesc {
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
   explicit ConvDesc(const ConvGeom& g) {
-    check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
+    check_cudnn(cudnn().CreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
     cudnnDataType_t compute = g.dtype == OAR_DTYPE_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    check_cudnn(cudnnSetConvolution2dDescriptor(d, int(g.ph), int(g.pw), int(g.sh), int(g.sw), int(g.dh), int(g.dw),
+    check_cudnn(cudnn().SetConvolution2dDescriptor(d, int(g.ph), int(g.pw), int(g.sh), int(g.sw), int(g.dh), int(g.dw),
                                                 CUDNN_CROSS_CORRELATION, compute),
                 "cudnnSetConvolution2dDescriptor");
-    check_cudnn(cudnnSetConvolutionGroupCount(d, int(g.groups)), "cudnnSetConvolutionGroupCount");
+    check_cudnn(cudnn().SetConvolutionGroupCount(d, int(g.groups)), "cudnnSetConvolutionGroupCount");
   }
-  void set_math(cudnnMathType_t m) { check_cudnn(cudnnSetConvolutionMathType(d, m), "cudnnSetConvolutionMathType"); }
-  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  void set_math(cudnnMathType_t m) { check_cudnn(cudnn().SetConvolutionMathType(d, m), "cudnnSetConvolutionMathType"); }
+  ~ConvDesc() { cudnn().DestroyConvolutionDescriptor(d); }
   ConvDesc(const ConvDesc&) = delete;
   ConvDesc& operator=(const ConvDesc&) = delete;
 };
@@ -171,21 +171,21 @@ template <> struct Kind<kForward> {
                               "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
     return a >= 0 && a < kCount ? n[a] : "?";
   }
-  static cudnnStatus_t max_count(cudnnHandle_t h, int* n) { return cudnnGetConvolutionForwardAlgorithmMaxCount(h, n); }
+  static cudnnStatus_t max_count(cudnnHandle_t h, int* n) { return cudnn().GetConvolutionForwardAlgorithmMaxCount(h, n); }
   static cudnnStatus_t heuristics(cudnnHandle_t h, const Descs& d, int n, int* got, Perf* p) {
-    return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n, got, p);
+    return cudnn().GetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n, got, p);
   }
   static cudnnStatus_t find(cudnnHandle_t h, const Descs& d, const Ptrs& q, int n, int* got, Perf* p, void* ws,
                             size_t bytes) {
-    return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.d, q.x, d.w.d, q.w, d.conv.d, d.y.d, q.out, n, got, p, ws,
+    return cudnn().FindConvolutionForwardAlgorithmEx(h, d.x.d, q.x, d.w.d, q.w, d.conv.d, d.y.d, q.out, n, got, p, ws,
                                                   bytes);
   }
   static cudnnStatus_t workspace(cudnnHandle_t h, const Descs& d, int algo, size_t* bytes) {
-    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, Algo(algo), bytes);
+    return cudnn().GetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, Algo(algo), bytes);
   }
   static cudnnStatus_t run(cudnnHandle_t h, const void* alpha, const Descs& d, const Ptrs& q, int algo, void* ws,
                            size_t bytes, const void* beta) {
-    return cudnnConvolutionForward(h, alpha, d.x.d, q.x, d.w.d, q.w, d.conv.d, Algo(algo), ws, bytes, beta, d.y.d,
+    return cudnn().ConvolutionForward(h, alpha, d.x.d, q.x, d.w.d, q.w, d.conv.d, Algo(algo), ws, bytes, beta, d.y.d,
                                    q.out);
   }
 };
@@ -199,22 +199,22 @@ template <> struct Kind<kBackwardData> {
     return a >= 0 && a < kCount ? n[a] : "?";
   }
   static cudnnStatus_t max_count(cudnnHandle_t h, int* n) {
-    return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, n);
+    return cudnn().GetConvolutionBackwardDataAlgorithmMaxCount(h, n);
   }
   static cudnnStatus_t heuristics(cudnnHandle_t h, const Descs& d, int n, int* got, Perf* p) {
-    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, n, got, p);
+    return cudnn().GetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, n, got, p);
   }
   static cudnnStatus_t find(cudnnHandle_t h, const Descs& d, const Ptrs& q, int n, int* got, Perf* p, void* ws,
                             size_t bytes) {
-    return cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.d, q.w, d.y.d, q.dy, d.conv.d, d.x.d, q.out, n, got,
+    return cudnn().FindConvolutionBackwardDataAlgorithmEx(h, d.w.d, q.w, d.y.d, q.dy, d.conv.d, d.x.d, q.out, n, got,
                                                        p, ws, bytes);
   }
   static cudnnStatus_t workspace(cudnnHandle_t h, const Descs& d, int algo, size_t* bytes) {
-    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, Algo(algo), bytes);
+    return cudnn().GetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, Algo(algo), bytes);
   }
   static cudnnStatus_t run(cudnnHandle_t h, const void* alpha, const Descs& d, const Ptrs& q, int algo, void* ws,
                            size_t bytes, const void* beta) {
-    return cudnnConvolutionBackwardData(h, alpha, d.w.d, q.w, d.y.d, q.dy, d.conv.d, Algo(algo), ws, bytes, beta,
+    return cudnn().ConvolutionBackwardData(h, alpha, d.w.d, q.w, d.y.d, q.dy, d.conv.d, Algo(algo), ws, bytes, beta,
                                         d.x.d, q.out);
   }
 };
@@ -228,22 +228,22 @@ template <> struct Kind<kBackwardWeight> {
     return a >= 0 && a < kCount ? n[a] : "?";
   }
   static cudnnStatus_t max_count(cudnnHandle_t h, int* n) {
-    return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, n);
+    return cudnn().GetConvolutionBackwardFilterAlgorithmMaxCount(h, n);
   }
   static cudnnStatus_t heuristics(cudnnHandle_t h, const Descs& d, int n, int* got, Perf* p) {
-    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, n, got, p);
+    return cudnn().GetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, n, got, p);
   }
   static cudnnStatus_t find(cudnnHandle_t h, const Descs& d, const Ptrs& q, int n, int* got, Perf* p, void* ws,
                             size_t bytes) {
-    return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.d, q.x, d.y.d, q.dy, d.conv.d, d.w.d, q.out, n, got,
+    return cudnn().FindConvolutionBackwardFilterAlgorithmEx(h, d.x.d, q.x, d.y.d, q.dy, d.conv.d, d.w.d, q.out, n, got,
                                                          p, ws, bytes);
   }
   static cudnnStatus_t workspace(cudnnHandle_t h, const Descs& d, int algo, size_t* bytes) {
-    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, Algo(algo), bytes);
+    return cudnn().GetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, Algo(algo), bytes);
   }
   static cudnnStatus_t run(cudnnHandle_t h, const void* alpha, const Descs& d, const Ptrs& q, int algo, void* ws,
                            size_t bytes, const void* beta) {
-    return cudnnConvolutionBackwardFilter(h, alpha, d.x.d, q.x, d.y.d, q.dy, d.conv.d, Algo(algo), ws, bytes, beta,
+    return cudnn().ConvolutionBackwardFilter(h, alpha, d.x.d, q.x, d.y.d, q.dy, d.conv.d, Algo(algo), ws, bytes, beta,
                                           d.w.d, q.out);
   }
 };

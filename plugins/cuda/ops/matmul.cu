@@ -227,7 +227,7 @@ oar_status_t matmul_kernel(const oar_kernel_context* ctx) {
 
     cublasHandle_t h = cublas_handle(c.device, c.stream);
     uint64_t ws_bytes = blas_workspace_bytes(c.device);
-    check_cublas(cublas().set_workspace(h, c.workspace(ws_bytes), ws_bytes), "cublasSetWorkspace");
+    check_cublas(cublas().SetWorkspace(h, c.workspace(ws_bytes), ws_bytes), "cublasSetWorkspace");
 
     // C^T [N, M] = op(B^T) [N, K] * op(A^T) [K, M], column-major.
     cublasOperation_t op_b = b.col_major ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -251,14 +251,14 @@ oar_status_t matmul_kernel(const oar_kernel_context* ctx) {
       const char* pb = b.base + off_b * p.esize;
       char* pc = o.base + off_c * p.esize;
       if (dtype == OAR_DTYPE_F64) {
-        check_cublas(cublas().dgemm_strided_batched(h, op_b, op_a, p.N, p.M, p.K, &one_d,
+        check_cublas(cublas().DgemmStridedBatched_64(h, op_b, op_a, p.N, p.M, p.K, &one_d,
                                                   reinterpret_cast<const double*>(pb), b.ld, inner.b,
                                                   reinterpret_cast<const double*>(pa), a.ld, inner.a, &zero_d,
                                                   reinterpret_cast<double*>(pc), o.ld, inner.c, inner.size),
                      "matmul: cublasDgemmStridedBatched");
       } else {
         cudaDataType t = blas_dtype(dtype);
-        check_cublas(cublas().gemm_strided_batched_ex(h, op_b, op_a, p.N, p.M, p.K, &one, pb, t, b.ld, inner.b, pa, t,
+        check_cublas(cublas().GemmStridedBatchedEx_64(h, op_b, op_a, p.N, p.M, p.K, &one, pb, t, b.ld, inner.b, pa, t,
                                                    a.ld, inner.a, &zero, pc, t, o.ld, inner.c, inner.size, compute,
                                                    CUBLAS_GEMM_DEFAULT),
                      "matmul: cublasGemmStridedBatchedEx");

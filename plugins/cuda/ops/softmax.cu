@@ -167,12 +167,12 @@ int32_t cudnn_supports(const oar_kernel_context* ctx, char* reason, size_t size)
 struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
   TensorDesc(oar_dtype_t dtype, const Geom& g) {
-    check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
+    check_cudnn(cudnn().CreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
     const int D = int(g.d), I = int(g.inner);
-    check_cudnn(cudnnSetTensor4dDescriptorEx(d, dnn_dtype(dtype), int(g.outer), D, I, 1, D * I, I, 1, 1),
+    check_cudnn(cudnn().SetTensor4dDescriptorEx(d, dnn_dtype(dtype), int(g.outer), D, I, 1, D * I, I, 1, 1),
                 "cudnnSetTensor4dDescriptorEx");
   }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  ~TensorDesc() { cudnn().DestroyTensorDescriptor(d); }
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;
 };
@@ -196,11 +196,11 @@ oar_status_t cudnn_softmax(const oar_kernel_context* ctx) {
     const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero;
     const cudnnSoftmaxAlgorithm_t algo = kLog ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
     if (kBackward)  // in0 = grad_y, in1 = y
-      check_cudnn(cudnnSoftmaxBackward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, alpha, desc.d, in1, desc.d, in0, beta,
+      check_cudnn(cudnn().SoftmaxBackward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, alpha, desc.d, in1, desc.d, in0, beta,
                                        desc.d, out.data()),
                   kLog ? "log_softmax_backward: cudnnSoftmaxBackward" : "softmax_backward: cudnnSoftmaxBackward");
     else
-      check_cudnn(cudnnSoftmaxForward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, alpha, desc.d, in0, beta, desc.d,
+      check_cudnn(cudnn().SoftmaxForward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, alpha, desc.d, in0, beta, desc.d,
                                       out.data()),
                   kLog ? "log_softmax: cudnnSoftmaxForward" : "softmax: cudnnSoftmaxForward");
     out.finish();
