@@ -112,6 +112,7 @@ std::vector<CoverageRow> coverage(int32_t device_type) {
     impls[e->op_id].insert(e->impl_name.empty() ? "(unnamed)" : e->impl_name);
   std::vector<CoverageRow> rows;
   for (const auto& schema : oar::OpRegistry::instance().all()) {
+    if (schema->view) continue;  // views are Tensor methods on every device, never kernels
     CoverageRow row{schema->name, registry.signatures(schema->id, device_type), {}};
     for (const auto& n : impls[schema->id]) row.impls.push_back(n);
     rows.push_back(std::move(row));

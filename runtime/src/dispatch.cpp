@@ -12,6 +12,7 @@
 #include "oar/error.h"
 #include "oar/flags.h"
 #include "oar/generator.h"
+#include "oar/graph/trace.h"
 #include "oar/kernel_registry.h"
 #include "oar/log.h"
 #include "oar/op_registry.h"
@@ -75,6 +76,8 @@ AttrValue coerce_attr(const OpSchema& op, const AttrSpec& spec, const AttrValue&
   return bad();
 }
 
+}  // namespace
+
 Attrs normalize_attrs(const OpSchema& op, const Attrs& given) {
   for (const auto& [name, value] : given.items()) {
     bool known = false;
@@ -99,6 +102,21 @@ Attrs normalize_attrs(const OpSchema& op, const Attrs& given) {
   }
   return out;
 }
+
+std::optional<DType> promoted_dtype(const OpSchema& op, size_t count,
+                                   const std::function<std::optional<DType>(size_t)>& dtype_of) {
+  if (op.dtype_policy == DTypePolicy::kNone) return std::nullopt;
+  std::optional<DType> common;
+  for (size_t i = 0; i < count; ++i) {
+    std::optional<DType> d = dtype_of(i);
+    if (!d || !op.inputs[std::min(i, op.inputs.size() - 1)].promoted) continue;
+    common = common ? promote_types(*common, *d) : *d;
+  }
+  if (common && op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = DType::f32;
+  return common;
+}
+
+namespace {
 
 std::string signature_str(const std::vector<DType>& sig) {
   std::string s = "(";
@@ -152,13 +170,11 @@ Device common_device(const OpSchema& op, const std::vector<Tensor>& inputs,
 const std::vector<Tensor>& apply_dtype_policy(const OpSchema& op, const std::vector<Tensor>& inputs,
                                               std::vector<Tensor>& owned) {
   if (op.dtype_policy == DTypePolicy::kNone) return inputs;
-  std::optional<DType> common;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined() || !op.inputs[spec_of(op, i)].promoted) continue;
-    common = common ? promote_types(*common, inputs[i].dtype()) : inputs[i].dtype();
-  }
+  std::optional<DType> common = promoted_dtype(op, inputs.size(), [&](size_t i) -> std::optional<DType> {
+    if (!inputs[i].defined()) return std::nullopt;
+    return inputs[i].dtype();
+  });
   if (!common) return inputs;
-  if (op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = DType::f32;
   bool any = false;
   for (size_t i = 0; i < inputs.size(); ++i)
     any |= inputs[i].defined() && op.inputs[spec_of(op, i)].promoted && inputs[i].dtype() != *common;
@@ -285,35 +301,30 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
     outputs.reserve(metas.size());
     for (auto& m : metas) outputs.push_back(Tensor::empty(std::move(m.shape), m.dtype, device));
   }
-  bool all_empty = !outputs.empty();
-  for (const auto& t : outputs) all_empty &= t.numel() == 0;
-  if (all_empty) return outputs;
+  std::vector<oar_attr> abi = abi_attrs(attrs);
+  launch_kernel(op, device, *impls, kernel_inputs, outputs, abi);
+  return outputs;
+}
 
-  // Views and attributes in ABI form; they point into tensors and attrs alive here.
-  auto make_view = [](const Tensor& t) {
-    oar_tensor_view v{};
-    v.struct_size = sizeof(v);
-    if (!t.defined()) return v;
-    v.data = t.storage_data();
-    v.offset = t.offset();
-    v.dtype = static_cast<oar_dtype_t>(t.dtype());
-    v.ndim = static_cast<int32_t>(t.dim());
-    v.shape = t.shape().data();
-    v.strides = t.strides().data();
-    return v;
-  };
-  // Small argument lists (almost every op) live on the stack.
-  constexpr size_t kInline = 8;
-  std::array<oar_tensor_view, kInline> in_inline, out_inline;
-  std::vector<oar_tensor_view> in_heap, out_heap;
-  oar_tensor_view* in_views = in_inline.data();
-  oar_tensor_view* out_views = out_inline.data();
-  if (kernel_inputs.size() > kInline) in_heap.resize(kernel_inputs.size()), in_views = in_heap.data();
-  if (outputs.size() > kInline) out_heap.resize(outputs.size()), out_views = out_heap.data();
-  for (size_t i = 0; i < kernel_inputs.size(); ++i) in_views[i] = make_view(kernel_inputs[i]);
-  for (size_t i = 0; i < outputs.size(); ++i) out_views[i] = make_view(outputs[i]);
-  std::vector<oar_attr> abi_attrs;
-  abi_attrs.reserve(attrs.items().size());
+// Tensors in ABI form, as views into tensors alive for the call.
+oar_tensor_view abi_view(const Tensor& t) {
+  oar_tensor_view v{};
+  v.struct_size = sizeof(v);
+  if (!t.defined()) return v;
+  v.data = t.storage_data();
+  v.offset = t.offset();
+  v.dtype = static_cast<oar_dtype_t>(t.dtype());
+  v.ndim = static_cast<int32_t>(t.dim());
+  v.shape = t.shape().data();
+  v.strides = t.strides().data();
+  return v;
+}
+
+}  // namespace
+
+std::vector<oar_attr> abi_attrs(const Attrs& attrs) {
+  std::vector<oar_attr> out;
+  out.reserve(attrs.items().size());
   for (const auto& [name, value] : attrs.items()) {
     oar_attr a{};
     a.struct_size = sizeof(a);
@@ -332,8 +343,27 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
           else a.kind = OAR_ATTR_DTYPE, a.i = static_cast<int64_t>(v);
         },
         value);
-    abi_attrs.push_back(a);
+    out.push_back(a);
   }
+  return out;
+}
+
+void launch_kernel(const OpSchema& op, Device device, const std::vector<KernelEntry>& impls,
+                   const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                   const std::vector<oar_attr>& attrs) {
+  bool all_empty = !outputs.empty();
+  for (const auto& t : outputs) all_empty &= t.numel() == 0;
+  if (all_empty) return;
+  // Small argument lists (almost every op) live on the stack.
+  constexpr size_t kInline = 8;
+  std::array<oar_tensor_view, kInline> in_inline, out_inline;
+  std::vector<oar_tensor_view> in_heap, out_heap;
+  oar_tensor_view* in_views = in_inline.data();
+  oar_tensor_view* out_views = out_inline.data();
+  if (inputs.size() > kInline) in_heap.resize(inputs.size()), in_views = in_heap.data();
+  if (outputs.size() > kInline) out_heap.resize(outputs.size()), out_views = out_heap.data();
+  for (size_t i = 0; i < inputs.size(); ++i) in_views[i] = abi_view(inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) out_views[i] = abi_view(outputs[i]);
   WorkspaceList workspace{device, {}};
   oar_kernel_context ctx{};
   ctx.struct_size = sizeof(ctx);
@@ -342,15 +372,15 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   ctx.device_index = device.index;
   ctx.stream = nullptr;
   ctx.inputs = in_views;
-  ctx.num_inputs = static_cast<int32_t>(kernel_inputs.size());
+  ctx.num_inputs = static_cast<int32_t>(inputs.size());
   ctx.outputs = out_views;
   ctx.num_outputs = static_cast<int32_t>(outputs.size());
-  ctx.attrs = abi_attrs.data();
-  ctx.num_attrs = static_cast<int32_t>(abi_attrs.size());
+  ctx.attrs = attrs.data();
+  ctx.num_attrs = static_cast<int32_t>(attrs.size());
   ctx.host_context = &workspace;
 
   std::string reasons;
-  for (const auto& impl : *impls) {
+  for (const auto& impl : impls) {
     if (impl.supports) {
       char reason[512] = {0};
       if (!impl.supports(&ctx, reason, sizeof(reason))) {
@@ -365,13 +395,11 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
       throw_status(st, str("op '", op.name, "' on ", device.str(), " (", impl.impl_name,
                            "): ", msg.empty() ? status_name(st) : msg));
     }
-    return outputs;
+    return;
   }
   throw NotImplementedError(str("op '", op.name, "' on ", device.str(),
                                 ": no implementation accepts these arguments (", reasons, ")"));
 }
-
-}  // namespace
 
 oar_status_t dispatch_workspace_allocate(void* host_context, uint64_t size, void** out) {
   auto* ws = static_cast<WorkspaceList*>(host_context);
@@ -390,7 +418,12 @@ std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, 
                          const CallOptions& options) {
   check_inputs(op, inputs);
   Attrs attrs = normalize_attrs(op, given);
+  // A view runs as its Tensor method, which records its own gradient and graph node.
+  if (op.view) return op.decompose(inputs, attrs);
   Device device = common_device(op, inputs, options);
+  graph::Tracer* tracer = graph::Tracer::active();
+  // A graph draws fresh random numbers on each run: it records the seed the caller gave (-1: none).
+  Attrs traced_attrs = tracer != nullptr ? attrs : Attrs{};
   if (op.needs_generator && attrs.has("seed") && attrs.get_int("seed") < 0) {
     // Offsets advance by an upper bound of values drawn; inference would be exact,
     // but a generous bound keeps streams of different ops disjoint.
@@ -401,8 +434,15 @@ std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, 
     attrs.set("seed", int64_t(seed & 0x7fffffffffffffffULL));
     attrs.set("offset", int64_t(offset));
   }
-  std::vector<Tensor> outputs = run(op, inputs, attrs, device, nullptr);
+  std::vector<Tensor> outputs;
+  if (tracer != nullptr) {
+    graph::TraceSuspend one_node;  // casts and decompositions inside the op are not nodes of their own
+    outputs = run(op, inputs, attrs, device, nullptr);
+  } else {
+    outputs = run(op, inputs, attrs, device, nullptr);
+  }
   autograd::record_op(op, inputs, attrs, outputs);
+  if (tracer != nullptr) tracer->record_op(op, inputs, traced_attrs, outputs);
   return outputs;
 }
 
@@ -421,12 +461,22 @@ void call_out(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs
               const std::vector<Tensor>& outputs) {
   check_inputs(op, inputs);
   Attrs attrs = normalize_attrs(op, given);
+  if (op.view) throw ValueError(str("op '", op.name, "' is a view: it cannot write into given outputs"));
   Device device = common_device(op, inputs, {});
   for (const auto& o : outputs)
     if (o.device() != device)
       throw DeviceError(str("op '", op.name, "': output is on ", o.device().str(),
                             " but inputs are on ", device.str()));
-  run(op, inputs, attrs, device, &outputs);
+  graph::Tracer* tracer = graph::Tracer::active();
+  if (tracer == nullptr) {
+    run(op, inputs, attrs, device, &outputs);
+    return;
+  }
+  {
+    graph::TraceSuspend one_node;
+    run(op, inputs, attrs, device, &outputs);
+  }
+  tracer->record_op(op, inputs, attrs, outputs, /*into_outputs=*/true);
 }
 
 int64_t fallback_count(const std::string& op, const std::string& device_type) {

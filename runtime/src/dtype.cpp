@@ -88,6 +88,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::kPlugin: return "PluginError";
     case ErrorKind::kIO: return "IOError";
     case ErrorKind::kInternal: return "InternalError";
+    case ErrorKind::kGraph: return "GraphError";
   }
   return "Error";
 }

@@ -64,7 +64,10 @@ std::string catalog_markdown(bool with_kernels) {
                (a.default_value ? " (" + attr_value_text(*a.default_value) + ")" : "");
     os << "| `" << op->name << "` | " << (ins.empty() ? "-" : ins) << " | " << outs << " | "
        << escape_pipes(attrs.empty() ? "-" : attrs) << " | " << policy_text(op->dtype_policy) << " | "
-       << escape_pipes(op->doc) << (op->decompose ? " (composite: runs as other ops where a device has no kernel)" : "")
+       << escape_pipes(op->doc)
+       << (op->view       ? " (view: a Tensor method on every device, no kernel)"
+           : op->decompose ? " (composite: runs as other ops where a device has no kernel)"
+                           : "")
        << " |\n";
   }
   if (!with_kernels) return os.str();
@@ -86,7 +89,7 @@ std::string catalog_markdown(bool with_kernels) {
         text += one;
         text += ')';
       }
-      if (text.empty()) text = op->decompose ? "none (decomposed)" : "none";
+      if (text.empty()) text = op->view ? "none (view)" : op->decompose ? "none (decomposed)" : "none";
       os << "| `" << op->name << "` | " << text << " |\n";
     }
   }

@@ -31,6 +31,7 @@ OpRegistry::OpRegistry() {
   register_creation_ops(*this);
   register_indexing_ops(*this);
   register_nn_ops(*this);
+  register_view_ops(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

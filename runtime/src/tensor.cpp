@@ -8,6 +8,7 @@
 #include "oar/autograd.h"
 #include "oar/dispatch.h"
 #include "oar/error.h"
+#include "oar/graph/trace.h"
 #include "oar/kernel_registry.h"
 #include "oar/op_registry.h"
 #include "oar/runtime.h"
@@ -101,9 +102,15 @@ void* Tensor::data_ptr() const {
 }
 
 namespace {
-// Connects a view (or copy) to the graph when its source requires grad.
-Tensor recorded(const char* name, const Tensor& input, Tensor out, std::function<Tensor(const Tensor&)> backward) {
+// Connects a view (or copy) to the autograd graph when its source requires
+// grad, and to a graph being traced as the catalog's view op `graph_op`
+// (attributes built only while tracing).
+template <class AttrsFn>
+Tensor recorded(const char* name, const Tensor& input, Tensor out, std::function<Tensor(const Tensor&)> backward,
+                const char* graph_op, AttrsFn graph_attrs) {
   autograd::record_function(name, input, out, std::move(backward));
+  if (graph::Tracer* tracer = graph::Tracer::active())
+    tracer->record_op(OpRegistry::instance().get(graph_op), {input}, graph_attrs(), {out});
   return out;
 }
 
@@ -223,13 +230,15 @@ Tensor Tensor::view(const Shape& requested) const {
     throw ShapeError(str("view ", shape_str(shape), " is not compatible with the strides ",
                          shape_str(this->strides()), " of a tensor of shape ",
                          shape_str(this->shape()), "; use reshape() (which copies)"));
-  return recorded("View", *this, make_view(shape, *strides, offset()), reshape_back(this->shape()));
+  return recorded("View", *this, make_view(shape, *strides, offset()), reshape_back(this->shape()), "reshape",
+                  [&] { return Attrs{{"shape", shape}}; });
 }
 
 Tensor Tensor::reshape(const Shape& requested) const {
   Shape shape = infer_view_shape(requested, numel());
   if (auto strides = view_strides(this->shape(), this->strides(), shape))
-    return recorded("Reshape", *this, make_view(shape, *strides, offset()), reshape_back(this->shape()));
+    return recorded("Reshape", *this, make_view(shape, *strides, offset()), reshape_back(this->shape()), "reshape",
+                    [&] { return Attrs{{"shape", shape}}; });
   return contiguous().view(shape);
 }
 
@@ -252,7 +261,12 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   std::swap(sh[a], sh[b]);
   std::swap(st[a], st[b]);
   return recorded("Transpose", *this, make_view(sh, st, offset()),
-                  [a, b](const Tensor& g) { return g.transpose(a, b); });
+                  [a, b](const Tensor& g) { return g.transpose(a, b); }, "permute", [&] {
+                    std::vector<int64_t> dims(static_cast<size_t>(this->dim()));
+                    for (size_t i = 0; i < dims.size(); ++i) dims[i] = int64_t(i);
+                    std::swap(dims[size_t(a)], dims[size_t(b)]);
+                    return Attrs{{"dims", dims}};
+                  });
 }
 
 Tensor Tensor::t() const {
@@ -276,7 +290,8 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
   std::vector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) inverse[normalize_axis(dims[i], dim())] = int64_t(i);
   return recorded("Permute", *this, make_view(sh, st, offset()),
-                  [inverse](const Tensor& g) { return g.permute(inverse); });
+                  [inverse](const Tensor& g) { return g.permute(inverse); }, "permute",
+                  [&] { return Attrs{{"dims", dims}}; });
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
@@ -292,7 +307,8 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   sh[d] = len;
   st[d] *= step;
   return recorded("Slice", *this, make_view(sh, st, offset() + start * strides()[d]),
-                  slice_back(shape(), d, start, step, len, false));
+                  slice_back(shape(), d, start, step, len, false), "slice",
+                  [&] { return Attrs{{"dim", d}, {"start", start}, {"end", end}, {"step", step}}; });
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
@@ -315,7 +331,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   sh.erase(sh.begin() + d);
   st.erase(st.begin() + d);
   return recorded("Select", *this, make_view(sh, st, offset() + index * strides()[d]),
-                  slice_back(shape(), d, index, 1, 1, true));
+                  slice_back(shape(), d, index, 1, 1, true), "select",
+                  [&] { return Attrs{{"dim", d}, {"index", index}}; });
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -346,14 +363,16 @@ Tensor Tensor::expand(const Shape& target) const {
   }
   Shape in_shape = shape();
   return recorded("Expand", *this, make_view(sh, st, offset()),
-                  [in_shape](const Tensor& g) { return autograd::sum_to(g, in_shape); });
+                  [in_shape](const Tensor& g) { return autograd::sum_to(g, in_shape); }, "expand",
+                  [&] { return Attrs{{"shape", sh}}; });
 }
 
 Tensor Tensor::squeeze() const {
   Shape sh, st;
   for (size_t i = 0; i < shape().size(); ++i)
     if (shape()[i] != 1) sh.push_back(shape()[i]), st.push_back(strides()[i]);
-  return recorded("Squeeze", *this, make_view(sh, st, offset()), reshape_back(shape()));
+  return recorded("Squeeze", *this, make_view(sh, st, offset()), reshape_back(shape()), "reshape",
+                  [&] { return Attrs{{"shape", sh}}; });
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
@@ -363,7 +382,8 @@ Tensor Tensor::squeeze(int64_t d) const {
   Shape sh = shape(), st = strides();
   sh.erase(sh.begin() + d);
   st.erase(st.begin() + d);
-  return recorded("Squeeze", *this, make_view(sh, st, offset()), reshape_back(shape()));
+  return recorded("Squeeze", *this, make_view(sh, st, offset()), reshape_back(shape()), "reshape",
+                  [&] { return Attrs{{"shape", sh}}; });
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -372,7 +392,8 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   int64_t stride = d < dim() ? sh[d] * st[d] : 1;
   sh.insert(sh.begin() + d, 1);
   st.insert(st.begin() + d, stride);
-  return recorded("Unsqueeze", *this, make_view(sh, st, offset()), reshape_back(shape()));
+  return recorded("Unsqueeze", *this, make_view(sh, st, offset()), reshape_back(shape()), "reshape",
+                  [&] { return Attrs{{"shape", sh}}; });
 }
 
 Tensor Tensor::contiguous() const {
@@ -393,9 +414,11 @@ Tensor Tensor::to(Device target) const {
   Tensor moved;
   {
     autograd::NoGradGuard no_grad;  // the copy itself is one recorded step below
+    graph::TraceSuspend one_node;   // and one graph node
     moved = copy_to_device(target);
   }
-  return recorded("ToDevice", *this, moved, [source](const Tensor& g) { return g.to(source); });
+  return recorded("ToDevice", *this, moved, [source](const Tensor& g) { return g.to(source); }, "to_device",
+                  [&] { return Attrs{{"device", target.str()}}; });
 }
 
 Tensor Tensor::copy_to_device(Device target) const {
@@ -458,6 +481,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 void Tensor::copy_to_host(void* dst, DType as) const {
+  if (graph::Tracer* tracer = graph::Tracer::active()) tracer->check_host_read(*this, "copying a tensor to the host");
   Tensor t = to(as).contiguous();
   size_t nbytes = size_t(t.numel()) * t.itemsize();
   if (nbytes == 0) return;

@@ -7,7 +7,7 @@
 namespace oar::py {
 
 namespace {
-PyObject* g_types[9] = {nullptr};
+PyObject* g_types[10] = {nullptr};
 
 PyObject* make_type(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases) {
   nb::tuple b = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(bases.size())));
@@ -34,6 +34,7 @@ void bind_errors(nb::module_& m) {
   g_types[int(ErrorKind::kPlugin)] = make_type(m, "PluginError", {base});
   g_types[int(ErrorKind::kIO)] = make_type(m, "IOError", {base});
   g_types[int(ErrorKind::kInternal)] = make_type(m, "InternalError", {base});
+  g_types[int(ErrorKind::kGraph)] = make_type(m, "GraphError", {base});
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);

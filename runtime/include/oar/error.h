@@ -20,6 +20,7 @@ enum class ErrorKind {
   kPlugin,
   kIO,
   kInternal,
+  kGraph,  // an invalid graph, or eager code that cannot be captured as one
 };
 
 const char* error_kind_name(ErrorKind kind);
@@ -48,6 +49,7 @@ OAR_DEFINE_ERROR(NotImplementedError, kNotImplemented)
 OAR_DEFINE_ERROR(PluginError, kPlugin)
 OAR_DEFINE_ERROR(IOError, kIO)
 OAR_DEFINE_ERROR(InternalError, kInternal)
+OAR_DEFINE_ERROR(GraphError, kGraph)
 #undef OAR_DEFINE_ERROR
 
 // Builds a message from streamable parts: throw ShapeError(str("got ", n)).

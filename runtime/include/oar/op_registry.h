@@ -32,5 +32,6 @@ void register_reduction_ops(OpRegistry& r);
 void register_creation_ops(OpRegistry& r);
 void register_indexing_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
+void register_view_ops(OpRegistry& r);
 
 }  // namespace oar

@@ -107,6 +107,9 @@ struct OpSchema {
   bool variadic_outputs = false;
   bool needs_generator = false;  // dispatch fills attrs "seed" and "offset"
   bool creation = false;         // no tensor inputs; device comes from the call
+  // A view op (reshape, permute, ...): no kernel anywhere; `decompose` runs the
+  // Tensor method, which records its own gradient. Graphs name these ops.
+  bool view = false;
   AmpCategory amp = AmpCategory::kNone;
   DecomposeFn decompose;         // empty: the op needs a kernel (or the CPU fallback)
   std::string doc;
