@@ -472,6 +472,7 @@ void call_out(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs
     run(op, inputs, attrs, device, &outputs);
     return;
   }
+  for (const Tensor& o : outputs) tracer->before_write(o);
   {
     graph::TraceSuspend one_node;
     run(op, inputs, attrs, device, &outputs);

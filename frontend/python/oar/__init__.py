@@ -6,7 +6,7 @@ dispatched to that device's plugin. Names and semantics follow PyTorch.
 from . import _C
 from ._C import (Tensor, device, dtype, from_dlpack, manual_seed, initial_seed, info,
                  OarError, ShapeError, DTypeError, DeviceError, IndexError, ValueError,
-                 NotImplementedError, PluginError, IOError)
+                 NotImplementedError, PluginError, IOError, GraphError)
 from ._dtypes import *  # noqa: F401,F403  float32, int64, ...
 from ._ops import ops
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like,
@@ -15,11 +15,12 @@ from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like,
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
 from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
 from . import autograd, nn, optim, utils
+from . import jit
 from .serialization import save, load
 from . import cuda
 
 __all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
-           "autograd", "utils", "save", "load", "info", "ops"]
+           "autograd", "utils", "save", "load", "info", "ops", "jit"]
 __version__ = "0.1.0"
 
 

@@ -7,4 +7,5 @@ NB_MODULE(_C, m) {
   oar::py::bind_tensor(m);
   oar::py::bind_functions(m);
   oar::py::bind_data(m);
+  oar::py::bind_jit(m);
 }

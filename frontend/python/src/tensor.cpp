@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "bindings.h"
+#include "oar/graph/trace.h"
 #include "oar/dlpack.h"
 
 namespace oar::py {
@@ -299,6 +300,7 @@ void bind_tensor(nb::module_& m) {
       })
       .def("tolist", &to_python_value)
       .def("numpy", [](const Tensor& x) {
+        if (graph::Tracer* tracer = graph::Tracer::active()) tracer->check_host_read(x, "numpy()");
         if (x.requires_grad()) throw ValueError("can't call numpy() on a tensor that requires grad; use detach().numpy()");
         if (!Runtime::get().host_accessible(x.device()))
           throw DeviceError(str("numpy(): the tensor is on ", x.device().str(), "; copy it with .cpu() first"));

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "oar/autograd.h"
 #include "oar/error.h"
 
 namespace oar::graph {
@@ -50,7 +51,31 @@ Tracer::Tracer(const std::vector<Tensor>& inputs, const std::vector<std::string>
 }
 
 Tracer::~Tracer() {
-  if (!finished_ && t_current == this) t_current = previous_;
+  if (finished_) return;
+  if (t_current == this) t_current = previous_;
+  try {
+    restore_saved();  // an abandoned trace leaves no side effects either
+  } catch (...) {
+  }
+}
+
+void Tracer::before_write(const Tensor& dst) {
+  LayoutKey key = key_of(dst);
+  if (saved_keys_.count(key)) return;
+  auto it = entries_.find(key);
+  bool outlives = it == entries_.end() || it->second.state != nullptr;
+  if (!outlives) return;  // a tensor the trace created
+  saved_keys_[key] = true;
+  TraceSuspend untraced;
+  autograd::NoGradGuard no_grad;
+  saved_.emplace_back(dst, dst.clone());
+}
+
+void Tracer::restore_saved() {
+  TraceSuspend untraced;
+  autograd::NoGradGuard no_grad;
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first.copy_(it->second);
+  saved_.clear();
 }
 
 Tracer* Tracer::active() { return t_suspended > 0 ? nullptr : t_current; }
@@ -160,6 +185,7 @@ std::unique_ptr<Graph> Tracer::finish(const std::vector<Tensor>& outputs) {
   }
   t_current = previous_;
   finished_ = true;
+  restore_saved();
   graph_->set_outputs(std::move(outs));
   graph_->verify();
   return std::move(graph_);

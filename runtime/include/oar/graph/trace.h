@@ -12,6 +12,9 @@
 // buffers, optimizer state). Writes into an input or captured tensor become
 // the graph's updates.
 //
+// Tracing runs the code for real, but in-place writes into tensors that
+// outlive the trace are undone when it ends (see before_write).
+//
 // What cannot be captured faithfully is an error (GraphError), never a
 // silently frozen graph: reading a traced tensor's values on the host (item(),
 // bool(), numpy() -- control flow that depends on data), writing into a view,
@@ -52,6 +55,11 @@ class Tracer {
   // existing tensors, as call_out and copy_ do).
   void record_op(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
                  const std::vector<Tensor>& outputs, bool into_outputs = false);
+  // `dst` is about to be written in place: a tensor that outlives the trace
+  // (an input or captured one) is saved first, and restored when the trace
+  // ends, so tracing has no side effects and the first graph run applies the
+  // updates once, like every later run.
+  void before_write(const Tensor& dst);
   // Throws GraphError when `t` holds a value computed from the graph's inputs
   // or written by the trace: reading it on the host would freeze data-dependent control flow.
   void check_host_read(const Tensor& t, const char* what);
@@ -77,12 +85,15 @@ class Tracer {
   Value* value_of(const Tensor& t, const OpSchema& reader);
   void bind(const Tensor& t, Value* v);
   void write(const Tensor& dst, Value* v);
+  void restore_saved();
 
   std::unique_ptr<Graph> graph_;
   std::unordered_map<LayoutKey, Entry, LayoutHash> entries_;
   std::unordered_map<const void*, std::vector<LayoutKey>> keys_by_storage_;
   std::unordered_map<const void*, std::string> names_;  // by TensorImpl
-  std::vector<Tensor> keep_alive_;  // no storage is freed and reused while its key is mapped
+  std::vector<Tensor> keep_alive_;
+  std::vector<std::pair<Tensor, Tensor>> saved_;  // (written tensor, its value before the trace wrote it)
+  std::unordered_map<LayoutKey, bool, LayoutHash> saved_keys_;  // no storage is freed and reused while its key is mapped
   Tracer* previous_ = nullptr;
   bool finished_ = false;
   int32_t captured_ = 0;

@@ -1,0 +1,178 @@
+"""oar.jit: run eager Python code as a static graph.
+
+`to_static` (a decorator for functions and `Module.forward`, or a call on a
+Module) traces the function on its first call into a graph (oar._C.Graph) and
+runs that graph on later calls with a C++ executor, skipping Python, the
+autograd tape and per-op dispatch. The graph is specialized on a guard key:
+the shapes, dtypes, devices and requires_grad of the tensor arguments, the
+values of the other arguments and the modules' training flags. A call whose
+key differs traces again (one graph per key, see `StaticFunction.graphs`).
+
+Python control flow that depends on tensor *values* (`if x.sum() > 0`,
+`x.item()`, `x.numpy()` on a traced tensor) raises oar.GraphError while
+tracing instead of silently freezing one branch. Control flow on shapes or
+on plain Python arguments is safe: it is part of the guard key.
+
+Parameters and buffers of a module are captured by reference, so eager
+training of the module is seen by the graph, and in-place writes the traced
+code makes (batch-norm running statistics) are replayed on every run.
+"""
+import functools
+
+from . import _C
+from ._C import Graph, Executor, GraphError, is_tracing  # noqa: F401
+from .nn.module import Module
+
+__all__ = ["to_static", "trace", "StaticFunction", "Graph", "Executor", "GraphError", "is_tracing", "not_to_static"]
+
+
+def _flatten(value, tensors):
+    """The structure of `value` with each tensor replaced by its index in `tensors`."""
+    if isinstance(value, _C.Tensor):
+        tensors.append(value)
+        return ("t", len(tensors) - 1)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_flatten(v, tensors) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _flatten(v, tensors)) for k, v in value.items()))
+    return ("v", value)
+
+
+def _unflatten(spec, tensors):
+    kind, body = spec
+    if kind == "t":
+        return tensors[body]
+    if kind in ("tuple", "list"):
+        items = [_unflatten(s, tensors) for s in body]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "dict":
+        return {k: _unflatten(s, tensors) for k, s in body}
+    return body
+
+
+def _guard_key(spec, tensors, module):
+    try:
+        hash(spec)
+    except TypeError:
+        raise TypeError("to_static: arguments must be tensors, numbers, strings, None, or tuples/lists/dicts "
+                        "of them (the non-tensor values are part of the graph's guard key)") from None
+    metas = tuple((tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad) for t in tensors)
+    training = tuple(m.training for m in module.modules()) if module is not None else ()
+    return (spec, metas, training)
+
+
+class _Compiled:
+    def __init__(self, graph, out_spec, n_outputs):
+        self.graph = graph
+        self.out_spec = out_spec
+        self.n_outputs = n_outputs
+        self.executors = {}
+
+
+class StaticFunction:
+    """A function run as a static graph (see the module docstring)."""
+
+    def __init__(self, fn, module=None):
+        self._fn = fn
+        self._module = module
+        self._compiled = {}
+        self._bound = {}
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, instance, owner=None):
+        # `@to_static` on a method: one StaticFunction (and cache) per instance.
+        if instance is None:
+            return self
+        bound = self._bound.get(id(instance))
+        if bound is None or bound._instance_ref is not instance:
+            bound = StaticFunction(self._fn.__get__(instance, owner),
+                                   module=instance if isinstance(instance, Module) else None)
+            bound._instance_ref = instance
+            self._bound[id(instance)] = bound
+        return bound
+
+    @property
+    def graphs(self):
+        """The graphs traced so far, one per guard key."""
+        return [c.graph for c in self._compiled.values()]
+
+    def graph_for(self, *args, **kwargs):
+        """The graph these arguments run (traced now if their guard key is new)."""
+        return self._compiled_for(args, kwargs)[0].graph
+
+    def _compiled_for(self, args, kwargs):
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        key = _guard_key(spec, tensors, self._module)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._trace(spec, tensors)
+            self._compiled[key] = compiled
+        return compiled, tensors
+
+    def _trace(self, spec, tensors):
+        # The graph starts at the arguments: trace on detached aliases.
+        inputs = [t.detach() for t in tensors]
+        tracer = _C.Tracer(inputs, [f"arg{i}" for i in range(len(inputs))])
+        try:
+            if self._module is not None:
+                for name, p in self._module.named_parameters():
+                    tracer.name_tensor(p, name)
+                for name, b in self._module.named_buffers():
+                    tracer.name_tensor(b, name)
+            args, kwargs = _unflatten(spec, inputs)
+            out = self._fn(*args, **kwargs)
+            out_tensors = []
+            out_spec = _flatten(out, out_tensors)
+            graph = tracer.finish(out_tensors)
+        except BaseException:
+            tracer.close()
+            raise
+        return _Compiled(graph, out_spec, len(out_tensors))
+
+    def __call__(self, *args, **kwargs):
+        if is_tracing():  # inside another trace: become part of it
+            return self._fn(*args, **kwargs)
+        compiled, tensors = self._compiled_for(args, kwargs)
+        device = str(tensors[0].device) if tensors else str(_C.default_device())
+        executor = compiled.executors.get(device)
+        if executor is None:
+            executor = compiled.executors[device] = Executor(compiled.graph, device)
+        outputs = executor.run(tensors)
+        return _unflatten(compiled.out_spec, outputs)
+
+
+def to_static(function=None, **options):
+    """Runs `function` (a function, a method such as `Module.forward`, or a Module) as a static graph.
+
+    As a decorator: `@oar.jit.to_static`. On a Module: `model = oar.jit.to_static(model)` replaces the
+    instance's forward and returns the module.
+    """
+    if options:
+        raise TypeError(f"to_static: unknown options {sorted(options)}")
+    if function is None:
+        return to_static
+    if isinstance(function, Module):
+        function.forward = StaticFunction(function.forward, module=function)
+        return function
+    if getattr(function, "_oar_not_to_static", False):
+        return function
+    self_obj = getattr(function, "__self__", None)
+    return StaticFunction(function, module=self_obj if isinstance(self_obj, Module) else None)
+
+
+def trace(function, example_inputs):
+    """Traces `function` on `example_inputs` (a tensor or tuple of tensors) now and returns the StaticFunction."""
+    static = to_static(function)
+    if isinstance(static, Module):
+        static = static.forward
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    static.graph_for(*example_inputs)
+    return static
+
+
+def not_to_static(function):
+    """Marks a function that to_static leaves eager."""
+    function._oar_not_to_static = True
+    return function

@@ -1,0 +1,78 @@
+// oar._C's graph API for oar.jit: a tracer Python code runs under, the graph
+// it yields (dump, verify, node list) and the executor that runs a graph.
+// The Python side (oar/jit.py) adds guards, caching and module handling.
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/unique_ptr.h>
+
+#include <memory>
+
+#include "bindings.h"
+#include "oar/graph/executor.h"
+#include "oar/graph/graph.h"
+#include "oar/graph/trace.h"
+
+namespace oar::py {
+
+namespace {
+
+using graph::Executor;
+using graph::Graph;
+using graph::Tracer;
+
+// A tracer owned by Python: closed explicitly (finish or close) rather than
+// by garbage collection, so an exception in traced code cannot leave it active.
+struct PyTracer {
+  std::unique_ptr<Tracer> tracer;
+  Tracer& get() {
+    if (!tracer) throw ValueError("this tracer is closed");
+    return *tracer;
+  }
+};
+
+nb::list node_ops(const Graph& g) {
+  nb::list ops;
+  for (const auto& n : g.nodes()) ops.append(n->op->name);
+  return ops;
+}
+
+}  // namespace
+
+void bind_jit(nb::module_& m) {
+  nb::class_<Graph>(m, "Graph")
+      .def("dump", &Graph::dump)
+      .def("__str__", &Graph::dump)
+      .def("verify", &Graph::verify)
+      .def_prop_ro("node_count", &Graph::node_count)
+      .def_prop_ro("input_count", [](const Graph& g) { return g.inputs().size(); })
+      .def_prop_ro("output_count", [](const Graph& g) { return g.outputs().size(); })
+      .def_prop_ro("update_count", [](const Graph& g) { return g.updates().size(); })
+      .def("ops", &node_ops, "op names of the nodes in execution order");
+
+  nb::class_<PyTracer>(m, "Tracer")
+      .def("__init__",
+           [](PyTracer* self, const std::vector<Tensor>& inputs, const std::vector<std::string>& names) {
+             new (self) PyTracer{std::make_unique<Tracer>(inputs, names)};
+           },
+           nb::arg("inputs"), nb::arg("names") = std::vector<std::string>{})
+      .def("name_tensor", [](PyTracer& t, const Tensor& x, const std::string& name) { t.get().name_tensor(x, name); })
+      .def("finish",
+           [](PyTracer& t, const std::vector<Tensor>& outputs) {
+             std::shared_ptr<Graph> g(t.get().finish(outputs));
+             t.tracer.reset();
+             return g;
+           })
+      .def("close", [](PyTracer& t) { t.tracer.reset(); }, "stops recording without a graph (after an error)");
+
+  nb::class_<Executor>(m, "Executor")
+      .def("__init__",
+           [](Executor* self, std::shared_ptr<Graph> g, nb::handle device) {
+             new (self) Executor(std::move(g), to_device(device));
+           })
+      .def("run", &Executor::run)
+      .def_prop_ro("eager_node_count", &Executor::eager_node_count)
+      .def_prop_ro("device", &Executor::device);
+
+  m.def("is_tracing", [] { return Tracer::active() != nullptr; });
+}
+
+}  // namespace oar::py

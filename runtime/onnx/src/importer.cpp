@@ -1,0 +1,162 @@
+// ModelProto -> Graph: initializers, typed inputs with static shapes, the
+// nodes in file order through the mapper table, outputs in declared order.
+// Errors raised inside a mapping get the node's name, op type and opset in
+// front, so a failure always says where in which file it happened.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "import_context.h"
+#include "oar/onnx/onnx.h"
+#include "proto_io.h"
+
+namespace oar::onnx {
+
+namespace {
+
+using detail::NodeContext;
+using graph::Value;
+
+const char* type_kind(const ::onnx::TypeProto& t) {
+  switch (t.value_case()) {
+    case ::onnx::TypeProto::kTensorType: return "tensor";
+    case ::onnx::TypeProto::kSequenceType: return "sequence";
+    case ::onnx::TypeProto::kMapType: return "map";
+    case ::onnx::TypeProto::kOptionalType: return "optional";
+    case ::onnx::TypeProto::kSparseTensorType: return "sparse tensor";
+    default: return "untyped value";
+  }
+}
+
+Shape declared_shape(const ::onnx::ValueInfoProto& in, const std::string& file) {
+  const auto& tt = in.type().tensor_type();
+  if (!tt.has_shape())
+    throw ValueError(str(file, ": graph input '", in.name(), "' declares no shape; pass its shape in ImportOptions"));
+  Shape shape;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value())
+      throw ValueError(str(file, ": graph input '", in.name(), "' has a symbolic dimension '", d.dim_param(),
+                           "'; oar graphs are static: pass the input shapes in ImportOptions"));
+    shape.push_back(d.dim_value());
+  }
+  return shape;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, const std::string& file,
+                                           const ImportOptions& options) {
+  const auto& g = model.graph();
+  const int64_t opset = detail::default_opset(model);
+  auto graph = std::make_unique<graph::Graph>();
+  std::unordered_map<std::string, Value*> values;
+
+  if (g.sparse_initializer_size() > 0)
+    throw NotImplementedError(str(file, ": sparse initializers are not supported"));
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : g.initializer()) {
+    values[init.name()] = graph->add_constant(
+        init.name(), tensor_from_proto(init, str(file, ": initializer '", init.name(), "'")));
+    initializers.insert(init.name());
+  }
+
+  size_t k = 0;
+  size_t runtime_inputs = 0;
+  for (const auto& in : g.input()) runtime_inputs += !initializers.count(in.name());
+  if (!options.input_shapes.empty() && options.input_shapes.size() != runtime_inputs)
+    throw ValueError(str(file, ": ", options.input_shapes.size(), " input shapes given but the model has ",
+                         runtime_inputs, " inputs"));
+  for (const auto& in : g.input()) {
+    if (initializers.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
+    if (in.type().value_case() != ::onnx::TypeProto::kTensorType)
+      throw NotImplementedError(str(file, ": graph input '", in.name(), "' is a ", type_kind(in.type()),
+                                    "; unsupported input type (only tensors are imported)"));
+    DType dtype = dtype_from_onnx(in.type().tensor_type().elem_type(), str(file, ": graph input '", in.name(), "'"));
+    Shape shape;
+    if (!options.input_shapes.empty()) {
+      shape = options.input_shapes[k];
+      const auto& tt = in.type().tensor_type();
+      if (tt.has_shape()) {
+        bool fits = tt.shape().dim_size() == int(shape.size());
+        for (int i = 0; fits && i < tt.shape().dim_size(); ++i)
+          fits = !tt.shape().dim(i).has_dim_value() || tt.shape().dim(i).dim_value() == shape[size_t(i)];
+        if (!fits)
+          throw ShapeError(str(file, ": input shape ", shape_str(shape), " given for graph input '", in.name(),
+                               "' does not fit its declared shape"));
+      }
+    } else {
+      shape = declared_shape(in, file);
+    }
+    ++k;
+    values[in.name()] = graph->add_input(in.name(), {shape, dtype});
+  }
+
+  const detail::MapperTable& table = detail::mapper_table();
+  for (const auto& node : g.node()) {
+    std::vector<Value*> inputs;
+    for (const auto& name : node.input()) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = values.find(name);
+      if (it == values.end())
+        throw ValueError(str(file, ": node '", node.name(), "' (", node.op_type(), ") reads '", name,
+                             "', which no earlier node, initializer or graph input defines (corrupt or "
+                             "truncated model?)"));
+      inputs.push_back(it->second);
+    }
+    NodeContext ctx(*graph, node, opset, std::move(inputs), file);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      ctx.unsupported(str("operator domain '", node.domain(), "' is not supported (only ai.onnx)"));
+    if (opset == 0) ctx.invalid("the model does not import the ai.onnx opset");
+    const detail::Mapper* mapper = table.find(node.op_type());
+    if (mapper == nullptr) ctx.unsupported(str("op type '", node.op_type(), "' has no oar mapping"));
+    std::vector<Value*> outs;
+    try {
+      outs = (*mapper)(ctx);
+    } catch (const Error& e) {
+      if (starts_with(e.what(), file + ":")) throw;
+      detail::rethrow_with_context(e, ctx.where() + ": ");
+    }
+    for (int i = 0; i < node.output_size(); ++i) {
+      const std::string& name = node.output(i);
+      if (name.empty()) continue;
+      if (size_t(i) >= outs.size() || outs[size_t(i)] == nullptr)
+        ctx.unsupported(str("output ", i, " ('", name, "') is not supported"));
+      Value* v = outs[size_t(i)];
+      if (v->name.empty()) v->name = name;
+      values[name] = v;
+    }
+  }
+
+  std::vector<Value*> outputs;
+  for (const auto& out : g.output()) {
+    if (out.type().value_case() != ::onnx::TypeProto::kTensorType &&
+        out.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
+      throw NotImplementedError(str(file, ": graph output '", out.name(), "' is a ", type_kind(out.type()),
+                                    "; unsupported output type (only tensors are imported)"));
+    auto it = values.find(out.name());
+    if (it == values.end())
+      throw ValueError(str(file, ": graph output '", out.name(), "' is not defined by any node or input"));
+    outputs.push_back(it->second);
+  }
+  graph->set_outputs(std::move(outputs));
+  // Folding leaves intermediate constants behind that nothing reads.
+  graph->remove_unused_tensors();
+  graph->verify();
+  return graph;
+}
+
+}  // namespace
+
+std::unique_ptr<graph::Graph> import_model_bytes(const std::string& bytes, const std::string& name,
+                                                 const ImportOptions& options) {
+  ::onnx::ModelProto model = detail::parse_model(bytes, name);
+  return import_proto(model, name, options);
+}
+
+std::unique_ptr<graph::Graph> import_model(const std::string& path, const ImportOptions& options) {
+  return import_model_bytes(detail::read_file(path), path, options);
+}
+
+}  // namespace oar::onnx

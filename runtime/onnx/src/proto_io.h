@@ -1,0 +1,29 @@
+// Reading and writing ONNX protobuf files: the one place that turns bytes
+// into ModelProto / TensorProto (with the checks that make a corrupt,
+// truncated or too-new file a clear error) and back, atomically.
+#pragma once
+
+#include <string>
+
+#include "onnx/onnx_pb.h"
+
+namespace oar::onnx::detail {
+
+// The file's bytes; IOError naming the path when it is missing or unreadable.
+std::string read_file(const std::string& path);
+// Writes `bytes` to a temporary file next to `path`, then renames it over
+// `path`, so readers never see a half-written file; IOError on failure.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
+// Parses and checks a model: IOError when the bytes are not a ModelProto
+// (truncated, corrupt, not protobuf), ValueError when the IR version or the
+// ai.onnx opset is newer than this importer, or the graph is missing.
+::onnx::ModelProto parse_model(const std::string& bytes, const std::string& name);
+
+// The opset the model imports for the default domain ("" or "ai.onnx").
+int64_t default_opset(const ::onnx::ModelProto& model);
+
+// ONNX's TensorProto data-type name, for messages ("UINT16").
+const char* onnx_type_name(int32_t onnx_type);
+
+}  // namespace oar::onnx::detail
