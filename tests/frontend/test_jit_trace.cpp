@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "oar/graph/executor.h"
+#include "oar/graph/text_format.h"
 #include "oar/graph/trace.h"
 #include "oar/oar.h"
 #include "test_util.h"
@@ -189,4 +190,56 @@ TEST(JitTrace, ExecutorRejectsInputsOfTheWrongShapeOrDtype) {
   EXPECT_THROW(exec.run({Tensor::ones({3, 2}, DType::f32, Device::cpu())}), ShapeError);
   EXPECT_THROW(exec.run({Tensor::ones({2, 3}, DType::f64, Device::cpu())}), DTypeError);
   EXPECT_THROW(exec.run({}), ValueError);
+}
+
+TEST(JitSave, TextFormatRoundTripsEveryAttributeTypeAndRejectsDamage) {
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", {{2, 3}, DType::f32});
+  graph::Value* w = g.add_constant("w name with spaces", Tensor::full({2, 3}, 0.1, DType::f32, Device::cpu()));
+  graph::Node* sum = g.add_node("add", {x, w}, {});
+  graph::Node* clamp = g.add_node("clamp", {sum->outputs[0]}, {{"min", 0.1}, {"max", 1.0 / 3.0}});
+  graph::Node* sliced = g.add_node("slice", {clamp->outputs[0]}, {{"dim", int64_t(1)}, {"start", int64_t(0)}, {"end", int64_t(2)}});
+  graph::Node* cast = g.add_node("cast", {sliced->outputs[0]}, {{"dtype", DType::f64}});
+  g.set_outputs({cast->outputs[0]});
+  std::string text = graph::to_text(g);
+  auto back = graph::from_text(text, [&](int32_t id) { return id == w->id ? w->tensor : Tensor(); }, "mem");
+  EXPECT_EQ(graph::to_text(*back), text);  // floats in hex: bit for bit
+  EXPECT_EQ(back->dump(), g.dump());
+
+  auto parse_error = [&](const std::string& t) {
+    try {
+      graph::from_text(t, [&](int32_t id) { return id == w->id ? w->tensor : Tensor(); }, "mem");
+    } catch (const IOError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(parse_error("oar-graph 7\n").find("newer"), std::string::npos);
+  EXPECT_NE(parse_error(text.substr(0, text.size() / 2)).find("mem"), std::string::npos);
+  std::string bad_op = text;
+  bad_op.replace(bad_op.find("3:add"), 5, "3:xyz");
+  EXPECT_NE(parse_error(bad_op).find("unknown op 'xyz'"), std::string::npos);
+  std::string bad_shape = text;
+  bad_shape.replace(bad_shape.find("out 1 2 f32 2 2 3"), 17, "out 1 2 f32 2 2 4");
+  EXPECT_NE(parse_error(bad_shape).find("inference"), std::string::npos) << parse_error(bad_shape);
+}
+
+TEST(JitSave, PredictorRunsASavedGraphOnEveryDevice) {
+  manual_seed(5);
+  DigitsCNN model;
+  model->eval();
+  Tensor x = random_tensor({4, 1, 8, 8}, 9, Device::cpu());
+  auto traced = jit::trace(model.ptr(), {x});
+  std::string path = ::testing::TempDir() + "/digits_predictor.oarg";
+  jit::save(*traced.graph_for({x}), path);
+  Tensor want = model(x);
+  inference::Predictor predictor(path, Device::cpu());
+  EXPECT_EQ(predictor.input_names(), std::vector<std::string>{"input0"});
+  for (Device dev : devices()) {
+    predictor.set_device(dev);
+    auto out = predictor.run({x.to(dev)});
+    expect_same(out[0], want, 1e-5, "predictor on " + dev.str());
+    EXPECT_FALSE(out[0].requires_grad());
+  }
+  EXPECT_THROW(inference::Predictor(path + ".missing"), IOError);
 }

@@ -3,7 +3,11 @@ CNN gives the same outputs and parameter gradients as eager (1e-5, f32);
 train-mode batch norm updates its running statistics through the graph; the
 guard key retraces for new shapes, Python arguments and train/eval; data-
 dependent Python control flow is a GraphError at trace time, not a frozen
-branch."""
+branch; saved graphs load in Python and in C++ (oar::inference::Predictor)
+and predict the same; bad graph files are typed errors naming the file."""
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -141,3 +145,67 @@ def test_outputs_keep_their_structure_and_inputs_are_checked():
     assert out["both"][0].tolist() == [3.0, 3.0] and out["both"][1].tolist() == [2.0, 2.0]
     with pytest.raises(TypeError, match="guard key"):
         f(x, [a, {1, 2}])
+
+
+BIN = os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_saved_graph_predicts_the_same_in_python_and_cpp(device, tmp_path):
+    oar.manual_seed(2)
+    model = DigitsCNN().to(device).eval()
+    x = _images(3, device)
+    with oar.no_grad():
+        want = model(x)
+    path = tmp_path / "digits.oarg"
+    oar.jit.save(oar.jit.to_static(model), path, example_inputs=x)
+    loaded = oar.jit.load(path, device=device)
+    _close(loaded(x), want)
+    assert {"conv2d", "batch_norm", "linear"} <= set(loaded.graph.ops())
+
+    # The C++ inference API (oar::inference::Predictor, through oar-predict) on the same file.
+    oar.save({"x": x.cpu()}, tmp_path / "in.oar")
+    device_type = device.split(":")[0]
+    run = subprocess.run([os.path.join(BIN, "oar-predict"), str(path), str(tmp_path / "in.oar"),
+                          str(tmp_path / "out.oar"), "--device", device_type],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    _close(oar.load(tmp_path / "out.oar")["output0"], want)
+
+
+def test_bad_graph_files_are_typed_errors(tmp_path):
+    model = oar.jit.to_static(nn.Sequential(nn.Linear(4, 2)))
+    x = oar.ones(3, 4)
+    with oar.no_grad():
+        model(x)
+    good = tmp_path / "g.oarg"
+    oar.jit.save(model, good)
+    data = good.read_bytes()
+
+    with pytest.raises(oar.IOError, match="missing.oarg"):
+        oar.jit.load(tmp_path / "missing.oarg")
+    (tmp_path / "trunc.oarg").write_bytes(data[: len(data) // 2])
+    with pytest.raises(oar.IOError, match="trunc.oarg.*truncated"):
+        oar.jit.load(tmp_path / "trunc.oarg")
+    corrupt = bytearray(data)
+    corrupt[len(corrupt) // 2] ^= 0xFF
+    (tmp_path / "corrupt.oarg").write_bytes(bytes(corrupt))
+    with pytest.raises(oar.IOError, match="corrupt.oarg"):
+        oar.jit.load(tmp_path / "corrupt.oarg")
+    oar.save({"w": oar.ones(2)}, tmp_path / "weights.oar")
+    with pytest.raises(oar.IOError, match="not a saved graph"):
+        oar.jit.load(tmp_path / "weights.oar")
+
+    # A graph text from a newer oar: re-save the entries with the version bumped.
+    entries = oar.load(good)
+    text = bytes(entries["oar.graph"].numpy()).replace(b"oar-graph 1\n", b"oar-graph 99\n")
+    entries["oar.graph"] = oar.tensor(list(text), dtype=oar.uint8)
+    oar.save(dict(entries), tmp_path / "newer.oarg")
+    with pytest.raises(oar.IOError, match="newer.oarg.*version 99 is newer"):
+        oar.jit.load(tmp_path / "newer.oarg")
+
+    f = oar.jit.load(good)
+    with pytest.raises(oar.ShapeError, match="input 0"):
+        f(oar.ones(5, 4))
+    with pytest.raises(oar.DTypeError):
+        f(oar.ones(3, 4, dtype=oar.float64))

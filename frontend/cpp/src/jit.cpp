@@ -2,7 +2,9 @@
 #include "oar/jit.h"
 
 #include "oar/error.h"
+#include "oar/graph/text_format.h"
 #include "oar/graph/trace.h"
+#include "oar/serialize.h"
 
 namespace oar::jit {
 
@@ -73,6 +75,35 @@ TracedFunction trace(const std::shared_ptr<nn::Module>& module, const std::vecto
   for (const auto& [name, t] : module->named_buffers()) names[name] = t;
   return trace([module](const std::vector<Tensor>& in) { return std::vector<Tensor>{module->call(in)}; },
                example_inputs, std::move(names));
+}
+
+void save(const graph::Graph& graph, const std::string& path) {
+  graph.verify();
+  std::string text = graph::to_text(graph);
+  StateDict entries;
+  entries.insert(kGraphEntry, Tensor::from_host(text.data(), int64_t(text.size()), {int64_t(text.size())}, DType::u8,
+                                                Device::cpu()));
+  for (const graph::Value* v : graph.tensors()) entries.insert(str("value.", v->id), v->tensor);
+  oar::save(entries, path);
+}
+
+std::shared_ptr<graph::Graph> load(const std::string& path, Device device) {
+  StateDict entries = oar::load(path, Device::cpu());
+  if (!entries.contains(kGraphEntry))
+    throw IOError(str("load '", path, "': an oar state file (weights), not a saved graph: it has no '", kGraphEntry,
+                      "' entry"));
+  const Tensor& text_tensor = entries[kGraphEntry];
+  if (text_tensor.dtype() != DType::u8 || text_tensor.dim() != 1)
+    throw IOError(str("load '", path, "': entry '", kGraphEntry, "' is not u8 text"));
+  std::string text(static_cast<const char*>(text_tensor.data_ptr()), size_t(text_tensor.numel()));
+  auto graph = graph::from_text(
+      text,
+      [&](int32_t id) {
+        std::string key = str("value.", id);
+        return entries.contains(key) ? entries[key].to(device) : Tensor();
+      },
+      path);
+  return std::shared_ptr<graph::Graph>(std::move(graph));
 }
 
 }  // namespace oar::jit

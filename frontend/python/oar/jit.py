@@ -23,7 +23,8 @@ from . import _C
 from ._C import Graph, Executor, GraphError, is_tracing  # noqa: F401
 from .nn.module import Module
 
-__all__ = ["to_static", "trace", "StaticFunction", "Graph", "Executor", "GraphError", "is_tracing", "not_to_static"]
+__all__ = ["to_static", "trace", "save", "load", "StaticFunction", "LoadedFunction", "Graph", "Executor", "GraphError",
+           "is_tracing", "not_to_static"]
 
 
 def _flatten(value, tensors):
@@ -170,6 +171,55 @@ def trace(function, example_inputs):
         example_inputs = (example_inputs,)
     static.graph_for(*example_inputs)
     return static
+
+
+class LoadedFunction:
+    """A graph loaded with `oar.jit.load`: call it with tensors of the saved shapes and dtypes."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self._executors = {}
+
+    def __call__(self, *inputs):
+        device = str(inputs[0].device) if inputs else str(_C.default_device())
+        executor = self._executors.get(device)
+        if executor is None:
+            executor = self._executors[device] = Executor(self.graph, device)
+        outputs = executor.run(list(inputs))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def save(function, path, example_inputs=None):
+    """Saves the graph of a StaticFunction, a to_static Module or a Graph, with its weights, to `path`.
+
+    The file (docs/serialization.md) is written atomically and loads with `oar.jit.load` or the C++
+    `oar::inference::Predictor`. A function traced for several input signatures needs `example_inputs`
+    to say which graph to save.
+    """
+    if isinstance(function, Module):
+        if not isinstance(function.forward, StaticFunction):
+            function = to_static(function)
+        function = function.forward
+    if isinstance(function, StaticFunction):
+        if example_inputs is not None:
+            if not isinstance(example_inputs, (tuple, list)):
+                example_inputs = (example_inputs,)
+            graph = function.graph_for(*example_inputs)
+        elif len(function.graphs) == 1:
+            graph = function.graphs[0]
+        else:
+            raise ValueError(f"oar.jit.save: the function has {len(function.graphs)} traced graphs; "
+                             "pass example_inputs to choose one (or call it once first)")
+    elif isinstance(function, Graph):
+        graph = function
+    else:
+        raise TypeError(f"oar.jit.save: expected a to_static function or Module or a Graph, got {type(function)}")
+    _C.save_graph(graph, str(path))
+
+
+def load(path, device="cpu"):
+    """Loads a graph saved with `oar.jit.save`; returns a callable LoadedFunction."""
+    return LoadedFunction(_C.load_graph(str(path), device))
 
 
 def not_to_static(function):

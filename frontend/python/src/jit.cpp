@@ -10,6 +10,9 @@
 #include "oar/graph/executor.h"
 #include "oar/graph/graph.h"
 #include "oar/graph/trace.h"
+#ifdef OAR_HAVE_CPP_FRONTEND
+#include "oar/jit.h"
+#endif
 
 namespace oar::py {
 
@@ -46,7 +49,12 @@ void bind_jit(nb::module_& m) {
       .def_prop_ro("input_count", [](const Graph& g) { return g.inputs().size(); })
       .def_prop_ro("output_count", [](const Graph& g) { return g.outputs().size(); })
       .def_prop_ro("update_count", [](const Graph& g) { return g.updates().size(); })
-      .def("ops", &node_ops, "op names of the nodes in execution order");
+      .def("ops", &node_ops, "op names of the nodes in execution order")
+      .def("input_names", [](const Graph& g) {
+        std::vector<std::string> names;
+        for (const auto* v : g.inputs()) names.push_back(v->name);
+        return names;
+      });
 
   nb::class_<PyTracer>(m, "Tracer")
       .def("__init__",
@@ -73,6 +81,10 @@ void bind_jit(nb::module_& m) {
       .def_prop_ro("device", &Executor::device);
 
   m.def("is_tracing", [] { return Tracer::active() != nullptr; });
+#ifdef OAR_HAVE_CPP_FRONTEND
+  m.def("save_graph", [](const Graph& g, const std::string& path) { jit::save(g, path); });
+  m.def("load_graph", [](const std::string& path, nb::handle device) { return jit::load(path, to_device(device)); });
+#endif
 }
 
 }  // namespace oar::py

@@ -4,6 +4,7 @@
 // dtypes traces again (one graph per input signature), so shape-dependent C++
 // control flow stays correct; control flow that depends on tensor *values*
 // is refused at trace time with a GraphError (see oar/graph/trace.h).
+// save/load write a graph with its weights to a file and read it back.
 #pragma once
 
 #include <functional>
@@ -53,6 +54,16 @@ TracedFunction trace(GraphFunction fn, const std::vector<Tensor>& example_inputs
 // reference under their qualified names, so training the module eagerly is
 // seen by the traced function.
 TracedFunction trace(const std::shared_ptr<nn::Module>& module, const std::vector<Tensor>& example_inputs);
+
+// ---- saved graphs (docs/serialization.md) ----
+// A saved graph is an OARSTATE file (oar/serialize.h: atomic write, checksum,
+// version) whose u8 entry "oar.graph" holds the graph text
+// (oar/graph/text_format.h) and whose entries "value.<id>" hold its captured
+// and constant tensors. Load errors (missing, truncated, corrupt or newer
+// files, a state file that is not a graph) are IOErrors naming the file.
+inline constexpr const char* kGraphEntry = "oar.graph";
+void save(const graph::Graph& graph, const std::string& path);
+std::shared_ptr<graph::Graph> load(const std::string& path, Device device = Device::cpu());
 
 // Runs `fn` once on `inputs` under a tracer and returns the graph.
 std::unique_ptr<graph::Graph> trace_graph(const GraphFunction& fn, const std::vector<Tensor>& inputs,

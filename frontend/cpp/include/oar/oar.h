@@ -6,6 +6,7 @@
 #include "oar/autograd.h"
 #include "oar/core.h"
 #include "oar/functional.h"
+#include "oar/inference.h"
 #include "oar/jit.h"
 #include "oar/nn.h"
 #include "oar/optim.h"
