@@ -2,6 +2,7 @@
 #include "oar/inference.h"
 
 #include "oar/autograd.h"
+#include "oar/graph/passes.h"
 #include "oar/jit.h"
 
 namespace oar::inference {
@@ -10,8 +11,9 @@ Predictor::Predictor(const std::string& path, Device device) : graph_(jit::load(
   if (!graph_->updates().empty())
     throw ValueError(str("Predictor '", path, "': the graph writes into its inputs or parameters (",
                          graph_->updates().size(), " updates, e.g. train-mode batch norm); save it in eval mode"));
-  // Deployment: the weights belong to the graph alone.
+  // Deployment: the weights belong to the graph alone, and batch norms fold into convolutions.
   for (graph::Value* v : graph_->tensors()) v->kind = graph::ValueKind::kConstant;
+  graph::optimize_for_inference(*graph_);
   executor_ = std::make_unique<graph::Executor>(graph_, device_);
 }
 

@@ -1,0 +1,46 @@
+// Graph passes: rewrites that keep a graph's results and make it cheaper to
+// run. Each takes a verified graph, leaves a verified graph, and returns how
+// many nodes it removed or replaced, so callers (and tests) can see it acted.
+// All are pure rewrites of SSA values; updates and outputs are preserved.
+//
+// Passes that need values fixed at compile time (constant folding, batch-norm
+// folding) act on kConstant values only: captured tensors are read by
+// reference on every run and may change. `freeze` turns captured tensors into
+// constants for deployment (the Predictor does this on load).
+#pragma once
+
+#include <cstddef>
+
+#include "oar/graph/graph.h"
+
+namespace oar::graph {
+
+// Removes nodes none of whose outputs are read (by a node, an output or an
+// update), then tensors nothing reads.
+size_t eliminate_dead_code(Graph& graph);
+
+// Makes later copies of a node with the same op, inputs and attributes read
+// the first one's outputs (random ops without a fixed seed are never merged:
+// each draws its own numbers), then removes them.
+size_t eliminate_common_subexpressions(Graph& graph);
+
+// Evaluates nodes whose inputs are all constants (and nodes without inputs
+// that are not random) once, now, replacing them by constants. `expand` is
+// left alone: folding it would store the broadcast tensor in full.
+size_t fold_constants(Graph& graph);
+
+// conv2d(x, W, b) followed by inference-mode batch_norm with constant
+// parameters and statistics becomes one conv2d with W' = W * s and
+// b' = (b - mean) * s + beta, where s = gamma / sqrt(var + eps).
+size_t fold_batch_norm_into_conv(Graph& graph);
+
+// Captured tensors become constants holding a copy of their current values
+// (the graph stops following the model). Refused (GraphError) when an update
+// targets a captured value: such a graph has state.
+size_t freeze(Graph& graph);
+
+// The inference pipeline: freeze, fold batch norms and constants, merge
+// common subexpressions, drop dead code.
+void optimize_for_inference(Graph& graph);
+
+}  // namespace oar::graph

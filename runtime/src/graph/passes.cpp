@@ -1,0 +1,179 @@
+// Dead code, common subexpressions, constant folding, batch-norm folding and
+// freezing (see passes.h). Folding evaluates with eager ops on the constants'
+// device, so it computes exactly what a run would.
+#include "oar/graph/passes.h"
+
+#include <cmath>
+#include <map>
+#include <unordered_set>
+
+#include "oar/autograd.h"
+#include "oar/dispatch.h"
+#include "oar/error.h"
+#include "oar/graph/trace.h"
+
+namespace oar::graph {
+
+namespace {
+
+bool random_unseeded(const Node& n) {
+  return n.op->needs_generator && n.attrs.has("seed") && n.attrs.get_int("seed") < 0;
+}
+
+bool is_constant(const Value* v) { return v != nullptr && v->kind == ValueKind::kConstant; }
+
+// Eager ops for folding: no tape, no tracer.
+struct FoldScope {
+  autograd::NoGradGuard no_grad;
+  TraceSuspend untraced;
+};
+
+}  // namespace
+
+size_t eliminate_dead_code(Graph& g) {
+  size_t removed = 0;
+  for (;;) {
+    std::vector<int32_t> uses = g.use_counts();
+    std::unordered_set<const Node*> dead;
+    // Back to front: a node whose readers all die dies in the same sweep.
+    for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it) {
+      const Node& n = **it;
+      bool used = false;
+      for (const Value* v : n.outputs) used |= uses[size_t(v->id)] > 0;
+      if (used) continue;
+      dead.insert(&n);
+      for (const Value* v : n.inputs)
+        if (v != nullptr) --uses[size_t(v->id)];
+    }
+    if (dead.empty()) break;
+    removed += dead.size();
+    g.remove_nodes_if([&](const Node& n) { return dead.count(&n) > 0; });
+  }
+  g.remove_unused_tensors();
+  return removed;
+}
+
+size_t eliminate_common_subexpressions(Graph& g) {
+  std::map<std::string, Node*> seen;
+  std::unordered_set<const Node*> merged;
+  for (const auto& n : g.nodes()) {
+    if (random_unseeded(*n)) continue;
+    std::string key = n->op->name + "(";
+    for (const Value* v : n->inputs) key += (v != nullptr ? std::to_string(v->id) : "_") + ",";
+    key += ")";
+    for (const auto& [name, value] : n->attrs.items()) key += name + "=" + attr_value_str(value) + ";";
+    auto [it, inserted] = seen.emplace(key, n.get());
+    if (inserted) continue;
+    for (size_t i = 0; i < n->outputs.size(); ++i) g.replace_uses(n->outputs[i], it->second->outputs[i]);
+    merged.insert(n.get());
+  }
+  if (merged.empty()) return 0;
+  g.remove_nodes_if([&](const Node& n) { return merged.count(&n) > 0; });
+  return merged.size();
+}
+
+size_t fold_constants(Graph& g) {
+  FoldScope scope;
+  std::unordered_set<const Node*> folded;
+  for (const auto& n : g.nodes()) {
+    if (random_unseeded(*n) || n->op->name == "expand") continue;
+    bool all_constant = true;
+    std::vector<Tensor> inputs;
+    Device device = Device::cpu();
+    bool have_device = false;
+    for (const Value* v : n->inputs) {
+      if (v == nullptr) {
+        inputs.emplace_back();
+        continue;
+      }
+      all_constant &= is_constant(v);
+      if (!all_constant) break;
+      inputs.push_back(v->tensor);
+      if (!have_device) device = v->tensor.device(), have_device = true;
+    }
+    if (!all_constant) continue;
+    CallOptions options;
+    options.device = device;
+    std::vector<Tensor> outs = call(*n->op, inputs, n->attrs, options);
+    for (size_t i = 0; i < n->outputs.size(); ++i) {
+      // Views of constants would share their storage: folded values own theirs.
+      Value* c = g.add_constant(str("folded", n->id, "_", i), outs[i].contiguous().clone());
+      g.replace_uses(n->outputs[i], c);
+    }
+    folded.insert(n.get());
+  }
+  if (folded.empty()) return 0;
+  g.remove_nodes_if([&](const Node& n) { return folded.count(&n) > 0; });
+  g.remove_unused_tensors();
+  return folded.size();
+}
+
+size_t fold_batch_norm_into_conv(Graph& g) {
+  FoldScope scope;
+  std::vector<int32_t> uses = g.use_counts();
+  size_t folded = 0;
+  for (size_t pos = 0; pos < g.nodes().size(); ++pos) {
+    Node* bn = g.nodes()[pos].get();
+    if (bn->op->name != "batch_norm" || bn->attrs.get_bool("training")) continue;
+    Value* y = bn->inputs[0];
+    Node* conv = y->producer;
+    if (conv == nullptr || conv->op->name != "conv2d" || uses[size_t(y->id)] != 1) continue;
+    if (uses[size_t(bn->outputs[1]->id)] != 0 || uses[size_t(bn->outputs[2]->id)] != 0) continue;
+    Value *w = conv->inputs[1], *b = conv->inputs[2];
+    Value *gamma = bn->inputs[1], *beta = bn->inputs[2], *mean = bn->inputs[3], *var = bn->inputs[4];
+    if (!is_constant(w) || (b != nullptr && !is_constant(b)) || !is_constant(mean) || !is_constant(var) ||
+        (gamma != nullptr && !is_constant(gamma)) || (beta != nullptr && !is_constant(beta)))
+      continue;
+    const Tensor& W = w->tensor;
+    DType dt = W.dtype();
+    Device dev = W.device();
+    int64_t c_out = W.shape()[0];
+    auto channel = [&](const Value* v, double fill) {
+      return v != nullptr ? v->tensor.to(dev).to(dt) : Tensor::full({c_out}, fill, dt, dev);
+    };
+    double eps = bn->attrs.get_float("eps");
+    Tensor scale = call1("div", {channel(gamma, 1.0), call1("sqrt", {call1("add", {channel(var, 0.0), Tensor::full({}, eps, dt, dev)})})});
+    Tensor new_w = call1("mul", {W, scale.reshape({c_out, 1, 1, 1})});
+    Tensor shifted = call1("sub", {channel(b, 0.0), channel(mean, 0.0)});
+    Tensor new_b = call1("add", {call1("mul", {shifted, scale}), channel(beta, 0.0)});
+    Value* wv = g.add_constant(w->name + ".bn_folded", new_w.contiguous());
+    Value* bv = g.add_constant((b != nullptr ? b->name : w->name + ".bias") + ".bn_folded", new_b.contiguous());
+    Node* fused = g.insert_node(pos, *conv->op, {conv->inputs[0], wv, bv}, conv->attrs);
+    g.replace_uses(bn->outputs[0], fused->outputs[0]);
+    ++pos;  // past the inserted node, onto the batch norm (now dead)
+    ++folded;
+    uses = g.use_counts();
+  }
+  if (folded > 0) {
+    g.renumber();
+    eliminate_dead_code(g);
+  }
+  return folded;
+}
+
+size_t freeze(Graph& g) {
+  for (const auto& u : g.updates())
+    if (u.target->kind == ValueKind::kCaptured)
+      throw GraphError(str("freeze: the graph writes into captured tensor '", u.target->name,
+                           "' (e.g. train-mode batch norm); trace it in eval mode to deploy it"));
+  FoldScope scope;
+  size_t frozen = 0;
+  for (Value* v : g.tensors()) {
+    if (v->kind != ValueKind::kCaptured) continue;
+    v->kind = ValueKind::kConstant;
+    v->tensor = v->tensor.detach().clone();
+    ++frozen;
+  }
+  return frozen;
+}
+
+void optimize_for_inference(Graph& g) {
+  freeze(g);
+  fold_batch_norm_into_conv(g);
+  fold_constants(g);
+  eliminate_common_subexpressions(g);
+  eliminate_dead_code(g);
+  g.verify();
+}
+
+}  // namespace oar::graph

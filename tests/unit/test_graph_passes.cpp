@@ -1,0 +1,157 @@
+// Each graph pass on its own, on hand-built graphs: it acts (node counts and
+// ops change as intended), the graph still verifies, and running it gives the
+// same results as before the pass (executor, every present device).
+#include <cmath>
+
+#include "oar/dispatch.h"
+#include "oar/graph/executor.h"
+#include "oar/graph/passes.h"
+#include "test_util.h"
+
+using namespace oar;
+using namespace oar::graph;
+using namespace oar::testing;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  return make_tensor(random_values(numel_of(shape), -1, 1, seed), shape, DType::f32, Device::cpu());
+}
+
+std::vector<Tensor> run(const std::shared_ptr<Graph>& g, const std::vector<Tensor>& inputs, Device device) {
+  Executor exec(g, device);
+  std::vector<Tensor> moved;
+  for (const Tensor& t : inputs) moved.push_back(t.to(device));
+  return exec.run(moved);
+}
+
+std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const auto& n : g.nodes()) ops.push_back(n->op->name);
+  return ops;
+}
+
+bool has_op(const Graph& g, const std::string& op) {
+  auto ops = ops_of(g);
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+}  // namespace
+
+TEST(GraphPasses, DeadCodeRemovesUnreadChainsAndKeepsOutputsAndUpdates) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{4}, DType::f32});
+  Value* state = g->add_captured("state", Tensor::zeros({4}, DType::f32, Device::cpu()));
+  Value* unused = g->add_captured("unused", Tensor::ones({4}, DType::f32, Device::cpu()));
+  Node* a = g->add_node("exp", {x}, {});
+  Node* dead1 = g->add_node("sin", {a->outputs[0]}, {});
+  g->add_node("cos", {dead1->outputs[0]}, {});  // dead, and makes dead1 dead
+  g->add_node("mul", {x, unused}, {});           // dead: its captured input goes too
+  Node* upd = g->add_node("add", {state, x}, {});
+  g->add_update(state, upd->outputs[0]);
+  g->set_outputs({a->outputs[0]});
+  EXPECT_EQ(eliminate_dead_code(*g), 3u);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"exp", "add"}));
+  EXPECT_EQ(g->tensors().size(), 1u);
+  Tensor xv = random_tensor({4}, 1);
+  auto out = run(g, {xv}, Device::cpu());
+  expect_close(host_values(out[0]), host_values(call1("exp", {xv})), 1e-6, 1e-6, "exp");
+  expect_close(host_values(state->tensor), host_values(xv), 0, 0, "update kept");
+}
+
+TEST(GraphPasses, CommonSubexpressionsMergeButRandomOpsDoNot) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{1000}, DType::f32});
+  Node* a1 = g->add_node("exp", {x}, {});
+  Node* a2 = g->add_node("exp", {x}, {});
+  Node* b1 = g->add_node("mul", {a1->outputs[0], x}, {});
+  Node* b2 = g->add_node("mul", {a2->outputs[0], x}, {});  // the same once a2 is a1
+  Node* c = g->add_node("clamp", {x}, {{"min", 0.0}});
+  Node* c2 = g->add_node("clamp", {x}, {{"min", 0.5}});  // other attributes: kept
+  Node* d1 = g->add_node("dropout", {x}, {{"p", 0.5}});
+  Node* d2 = g->add_node("dropout", {x}, {{"p", 0.5}});
+  g->set_outputs({b1->outputs[0], b2->outputs[0], c->outputs[0], c2->outputs[0], d1->outputs[0], d2->outputs[0]});
+  EXPECT_EQ(eliminate_common_subexpressions(*g), 2u);
+  g->verify();
+  EXPECT_EQ(g->node_count(), 6u);
+  auto out = run(g, {random_tensor({1000}, 2)}, Device::cpu());
+  EXPECT_EQ(host_values(out[0]), host_values(out[1]));
+  EXPECT_NE(host_values(out[2]), host_values(out[3]));
+  EXPECT_NE(host_values(out[4]), host_values(out[5]));  // two dropouts, two masks
+}
+
+TEST(GraphPasses, ConstantFoldingEvaluatesConstantSubgraphsOnly) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{3}, DType::f32});
+  Value* c1 = g->add_constant("c1", Tensor::from_vector<float>({1, 2, 3}, {3}));
+  Value* c2 = g->add_constant("c2", Tensor::from_vector<float>({4, 5, 6}, {3}));
+  Value* p = g->add_captured("p", Tensor::from_vector<float>({1, 1, 1}, {3}));
+  Node* sum = g->add_node("add", {c1, c2}, {});                                    // folds
+  Node* filled = g->add_node("fill", {}, {{"shape", std::vector<int64_t>{3}}, {"value", 2.0}});  // folds
+  Node* scaled = g->add_node("mul", {sum->outputs[0], filled->outputs[0]}, {});  // folds once its inputs did
+  Node* by_ref = g->add_node("mul", {p, c1}, {});                               // captured: stays
+  Node* noise = g->add_node("uniform", {}, {{"shape", std::vector<int64_t>{3}}}); // random: stays
+  Node* out = g->add_node("add", {x, scaled->outputs[0]}, {});
+  Node* out2 = g->add_node("add", {by_ref->outputs[0], noise->outputs[0]}, {});
+  g->set_outputs({out->outputs[0], out2->outputs[0]});
+  EXPECT_EQ(fold_constants(*g), 3u);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"mul", "uniform", "add", "add"}));
+  auto res = run(g, {Tensor::from_vector<float>({1, 1, 1}, {3})}, Device::cpu());
+  EXPECT_EQ(host_values(res[0]), (std::vector<double>{11, 15, 19}));
+}
+
+TEST(GraphPasses, BatchNormFoldsIntoConvolutionWithTheSameResults) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{2, 3, 6, 6}, DType::f32});
+  Value* w = g->add_constant("w", random_tensor({4, 3, 3, 3}, 3));
+  Value* b = g->add_constant("b", random_tensor({4}, 4));
+  Value* gamma = g->add_constant("gamma", random_tensor({4}, 5));
+  Value* beta = g->add_constant("beta", random_tensor({4}, 6));
+  Value* mean = g->add_constant("mean", random_tensor({4}, 7));
+  Value* var = g->add_constant("var", make_tensor(random_values(4, 0.5, 1.5, 8), {4}, DType::f32, Device::cpu()));
+  Node* conv = g->add_node("conv2d", {x, w, b}, {{"padding", std::vector<int64_t>{1, 1}}});
+  Node* bn = g->add_node("batch_norm", {conv->outputs[0], gamma, beta, mean, var}, {{"eps", 1e-3}});
+  Node* act = g->add_node("relu", {bn->outputs[0]}, {});
+  g->set_outputs({act->outputs[0]});
+  Tensor xv = random_tensor({2, 3, 6, 6}, 9);
+  std::vector<std::vector<double>> before;
+  for (Device dev : devices()) before.push_back(host_values(run(g, {xv}, dev)[0]));
+  EXPECT_EQ(fold_batch_norm_into_conv(*g), 1u);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"conv2d", "relu"}));
+  size_t i = 0;
+  for (Device dev : devices())
+    expect_close(host_values(run(g, {xv}, dev)[0]), before[i++], 1e-5, 1e-5, "folded on " + dev.str());
+
+  // Not folded: training-mode statistics, or captured (changing) parameters.
+  auto h = std::make_shared<Graph>();
+  Value* hx = h->add_input("x", {{2, 3, 6, 6}, DType::f32});
+  Value* hw = h->add_captured("w", random_tensor({4, 3, 3, 3}, 3));
+  Node* hconv = h->add_node("conv2d", {hx, hw, nullptr}, {});
+  Node* hbn = h->add_node("batch_norm", {hconv->outputs[0], nullptr, nullptr, nullptr, nullptr}, {{"training", true}});
+  h->set_outputs({hbn->outputs[0]});
+  EXPECT_EQ(fold_batch_norm_into_conv(*h), 0u);
+  EXPECT_TRUE(has_op(*h, "batch_norm"));
+}
+
+TEST(GraphPasses, FreezeCopiesCapturedTensorsAndRefusesStatefulGraphs) {
+  Tensor weight = Tensor::from_vector<float>({2, 2}, {2});
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{2}, DType::f32});
+  Value* w = g->add_captured("w", weight);
+  Node* y = g->add_node("mul", {x, w}, {});
+  g->set_outputs({y->outputs[0]});
+  EXPECT_EQ(freeze(*g), 1u);
+  weight.copy_(Tensor::from_vector<float>({5, 5}, {2}));  // the frozen graph no longer follows it
+  EXPECT_EQ(host_values(run(g, {Tensor::ones({2}, DType::f32, Device::cpu())}, Device::cpu())[0]),
+            (std::vector<double>{2, 2}));
+
+  Graph stateful;
+  Value* s = stateful.add_captured("s", Tensor::zeros({2}, DType::f32, Device::cpu()));
+  Node* inc = stateful.add_node("add", {s, s}, {});
+  stateful.add_update(s, inc->outputs[0]);
+  stateful.set_outputs({inc->outputs[0]});
+  EXPECT_THROW(freeze(stateful), GraphError);
+}
