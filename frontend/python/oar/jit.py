@@ -21,9 +21,10 @@ import functools
 
 from . import _C
 from ._C import Graph, Executor, GraphError, is_tracing  # noqa: F401
+from .autograd import no_grad as _no_grad
 from .nn.module import Module
 
-__all__ = ["to_static", "trace", "save", "load", "StaticFunction", "LoadedFunction", "Graph", "Executor", "GraphError",
+__all__ = ["to_static", "trace", "save", "load", "TrainGraph", "StaticFunction", "LoadedFunction", "Graph", "Executor", "GraphError",
            "is_tracing", "not_to_static"]
 
 
@@ -171,6 +172,128 @@ def trace(function, example_inputs):
         example_inputs = (example_inputs,)
     static.graph_for(*example_inputs)
     return static
+
+
+class TrainGraph:
+    """One training step (forward, loss, backward and optimizer update) as one graph, like OneFlow's nn.Graph.
+
+        def step(x, y):
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            return loss
+
+        train_step = oar.jit.TrainGraph(step, optimizer, model=model)
+        for x, y in loader:
+            loss = train_step(x, y)
+
+    Per guard key (as to_static's, plus the optimizers' hyperparameters other than lr and the model's
+    train/eval flags), the first call runs eagerly so the optimizers create their state; the second and
+    third trace the step and compare the two graphs. A step whose graph differs between two steps
+    depends on Python values that change (a counter, a schedule computed in Python) and raises GraphError
+    instead of being frozen. From then on a call runs the graph: parameters, buffers and optimizer state
+    are updated in place, and the learning rate is read from each group on every call (schedulers work).
+    Gradients live inside the graph: `.grad` is None after a graph step.
+    """
+
+    def __init__(self, step, optimizers, model=None):
+        self._step = step
+        self._optimizers = list(optimizers) if isinstance(optimizers, (list, tuple)) else [optimizers]
+        self._model = model
+        self._states = {}
+
+    @property
+    def graph(self):
+        """The graph of the most recent key that has one (None before the second call)."""
+        graphs = [st["graph"] for st in self._states.values() if st.get("graph") is not None]
+        return graphs[-1] if graphs else None
+
+    def _params(self):
+        for opt in self._optimizers:
+            for group in opt.param_groups:
+                yield from group["params"]
+
+    def _clear_grads(self):
+        for p in self._params():
+            p.grad = None
+
+    def _hyper_key(self):
+        key = []
+        for opt in self._optimizers:
+            for group in opt.param_groups:
+                items = []
+                for k, v in sorted(group.items()):
+                    if k in ("params", "lr"):
+                        continue
+                    items.append((k, tuple(v) if isinstance(v, list) else v))
+                key.append(tuple(items))
+        return tuple(key)
+
+    def _trace(self, spec, tensors):
+        self._clear_grads()
+        for opt in self._optimizers:
+            opt._prepare_graph_state()
+        inputs = [t.detach() for t in tensors]
+        tracer = _C.Tracer(inputs, [f"arg{i}" for i in range(len(inputs))])
+        try:
+            param_names = {}
+            if self._model is not None:
+                for name, p in self._model.named_parameters():
+                    tracer.name_tensor(p, name)
+                    param_names[id(p)] = name
+                for name, b in self._model.named_buffers():
+                    tracer.name_tensor(b, name)
+            # Optimizer tensors by name: dumps say what they are, and the two-trace
+            # comparison does not mistake a changed learning rate for a changed graph.
+            for i, opt in enumerate(self._optimizers):
+                for j, (_, lr) in enumerate(getattr(opt, "_graph_lr", {}).values()):
+                    tracer.name_tensor(lr, f"optimizer{i}.lr{j}")
+                for k, (p, state) in enumerate(opt.state.items()):
+                    for field, value in state.items():
+                        if isinstance(value, _C.Tensor):
+                            tracer.name_tensor(value, f"optimizer{i}.{param_names.get(id(p), k)}.{field}")
+            args, kwargs = _unflatten(spec, inputs)
+            out = self._step(*args, **kwargs)
+            out_tensors = []
+            out_spec = _flatten(out, out_tensors)
+            graph = tracer.finish(out_tensors)
+        except BaseException:
+            tracer.close()
+            self._clear_grads()
+            raise
+        self._clear_grads()
+        return _Compiled(graph, out_spec, len(out_tensors))
+
+    def _run(self, compiled, tensors):
+        for opt in self._optimizers:
+            opt._refresh_graph_state()
+        device = str(tensors[0].device) if tensors else str(_C.default_device())
+        executor = compiled.executors.get(device)
+        if executor is None:
+            executor = compiled.executors[device] = Executor(compiled.graph, device)
+        with _no_grad():
+            outputs = executor.run(tensors)
+        return _unflatten(compiled.out_spec, outputs)
+
+    def __call__(self, *args, **kwargs):
+        if is_tracing():
+            return self._step(*args, **kwargs)
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        key = (_guard_key(spec, tensors, self._model), self._hyper_key())
+        st = self._states.setdefault(key, {"calls": 0, "graph": None})
+        st["calls"] += 1
+        if st["calls"] == 1:  # eager: optimizers create their state
+            return self._step(*args, **kwargs)
+        compiled = self._trace(spec, tensors) if st["calls"] <= 3 else st["compiled"]
+        if st["calls"] == 3 and compiled.graph.fingerprint() != st["compiled"].graph.fingerprint():
+            raise GraphError(
+                "TrainGraph: the step recorded a different graph on two consecutive steps, so it depends on "
+                "Python values that change between steps (a step counter, a schedule computed in Python, "
+                "random choices in Python); make them tensors, or run the step eagerly")
+        st["compiled"], st["graph"] = compiled, compiled.graph
+        return self._run(compiled, tensors)
 
 
 class LoadedFunction:

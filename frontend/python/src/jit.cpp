@@ -5,10 +5,12 @@
 #include <nanobind/stl/unique_ptr.h>
 
 #include <memory>
+#include <unordered_set>
 
 #include "bindings.h"
 #include "oar/graph/executor.h"
 #include "oar/graph/graph.h"
+#include "oar/graph/text_format.h"
 #include "oar/graph/trace.h"
 #ifdef OAR_HAVE_CPP_FRONTEND
 #include "oar/jit.h"
@@ -38,6 +40,21 @@ nb::list node_ops(const Graph& g) {
   return ops;
 }
 
+std::string fingerprint(const Graph& g) {
+  std::string text = graph::to_text(g);
+  std::unordered_set<const graph::Value*> written;
+  for (const auto& u : g.updates()) written.insert(u.target);
+  for (const graph::Value* v : g.tensors()) {
+    // Unnamed, unwritten and small: a Python number the traced code turned into a tensor.
+    if (written.count(v) || v->name.rfind("captured", 0) != 0 || v->tensor.numel() > 64) continue;
+    text += v->name;
+    text += '=';
+    for (double x : v->tensor.to_vector<double>()) text += std::to_string(x) + ",";
+    text += "\n";
+  }
+  return text;
+}
+
 }  // namespace
 
 void bind_jit(nb::module_& m) {
@@ -50,6 +67,9 @@ void bind_jit(nb::module_& m) {
       .def_prop_ro("output_count", [](const Graph& g) { return g.outputs().size(); })
       .def_prop_ro("update_count", [](const Graph& g) { return g.updates().size(); })
       .def("ops", &node_ops, "op names of the nodes in execution order")
+      .def("fingerprint", &fingerprint,
+           "the graph text plus the values of the small tensors the traced code created (scalars): "
+           "equal fingerprints mean two traces recorded the same computation")
       .def("input_names", [](const Graph& g) {
         std::vector<std::string> names;
         for (const auto* v : g.inputs()) names.push_back(v->name);

@@ -6,7 +6,9 @@
 """
 import math
 
+from .._C import Tensor, is_tracing
 from .._creation import zeros_like
+from .._dtypes import float32
 from ..autograd import no_grad
 from .._ops import ops
 from .optimizer import Optimizer
@@ -35,7 +37,7 @@ class Adam(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+                (b1, b2), eps = group["betas"], group["eps"]
                 wd, amsgrad = group["weight_decay"], group["amsgrad"]
                 for p in group["params"]:
                     g = p.grad
@@ -50,7 +52,16 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = zeros_like(p)
                     if amsgrad and "max_exp_avg_sq" not in state:
                         state["max_exp_avg_sq"] = zeros_like(p)
-                    state["step"] = step = int(state["step"]) + 1
+                    lr = self._lr(group, p)
+                    if is_tracing():
+                        # A training graph: the step count is a tensor the graph increments
+                        # (see _prepare_graph_state), so the bias corrections follow it.
+                        step = state["step"]
+                        step.copy_(step + 1)
+                        bias1, bias2 = 1 - b1 ** step, ops.sqrt(1 - b2 ** step)
+                    else:
+                        state["step"] = step = int(state["step"]) + 1
+                        bias1, bias2 = 1 - b1 ** step, math.sqrt(1 - b2 ** step)
                     if wd != 0:
                         if self._decoupled:
                             p.copy_(p * (1 - lr * wd))
@@ -63,10 +74,20 @@ class Adam(Optimizer):
                         vmax = state["max_exp_avg_sq"]
                         vmax.copy_(ops.maximum(vmax, v))
                         v = vmax
-                    step_size = lr / (1 - b1 ** step)
-                    denom = ops.sqrt(v) / math.sqrt(1 - b2 ** step) + eps
+                    step_size = lr / bias1
+                    denom = ops.sqrt(v) / bias2 + eps
                     p.copy_(p - m / denom * step_size)
         return loss
+
+
+    def _prepare_graph_state(self):
+        super()._prepare_graph_state()
+        from .._creation import full
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state.get(p)
+                if state and not isinstance(state["step"], Tensor):
+                    state["step"] = full((), float(state["step"]), dtype=float32, device=p.device)
 
 
 class AdamW(Adam):

@@ -33,6 +33,7 @@ class _IdentityDict(dict):
     def __delitem__(self, key):
         dict.__delitem__(self, id(key))
 
+
     def get(self, key, default=None):
         e = dict.get(self, id(key))
         return default if e is None else e[1]
@@ -131,6 +132,41 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    # ---- training graphs (oar.jit.TrainGraph) ----
+    # A traced step must not freeze values that change between steps. The
+    # learning rate (which schedulers change) is therefore read from a 0-d
+    # tensor per group while tracing; the graph captures that tensor by
+    # reference and TrainGraph refreshes it from group["lr"] before each run.
+    # Subclasses turn other per-step state into tensors in _prepare_graph_state.
+
+    def _prepare_graph_state(self):
+        """Called by TrainGraph before tracing, outside the trace."""
+        from .._creation import full
+        self._graph_lr = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                key = (id(group), str(p.device), str(p.dtype))
+                if key not in self._graph_lr:
+                    self._graph_lr[key] = (group, full((), group["lr"], dtype=p.dtype, device=p.device))
+
+    def _refresh_graph_state(self):
+        """Called by TrainGraph before each graph run."""
+        from .._creation import full
+        with no_grad():
+            for group, t in getattr(self, "_graph_lr", {}).values():
+                t.copy_(full((), group["lr"], dtype=t.dtype, device=t.device))
+
+    def _lr(self, group, p):
+        """group["lr"], or while tracing the group's learning-rate tensor (see above)."""
+        from .._C import is_tracing
+        if not is_tracing():
+            return group["lr"]
+        entry = getattr(self, "_graph_lr", {}).get((id(group), str(p.device), str(p.dtype)))
+        if entry is None:
+            raise RuntimeError("an optimizer step is being traced outside oar.jit.TrainGraph: "
+                               "its learning rate would be frozen into the graph")
+        return entry[1]
 
     def state_dict(self):
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}; tensors are cloned."""

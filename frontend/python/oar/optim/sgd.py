@@ -26,7 +26,7 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                momentum, dampening = group["momentum"], group["dampening"]
                 wd, nesterov = group["weight_decay"], group["nesterov"]
                 for p in group["params"]:
                     g = p.grad
@@ -45,5 +45,5 @@ class SGD(Optimizer):
                         else:
                             buf.copy_(buf * momentum + g * (1 - dampening) if dampening else buf * momentum + g)
                         g = g + buf * momentum if nesterov else buf
-                    p.copy_(p - g * lr)
+                    p.copy_(p - g * self._lr(group, p))
         return loss
