@@ -155,3 +155,23 @@ TEST(GraphPasses, FreezeCopiesCapturedTensorsAndRefusesStatefulGraphs) {
   stateful.set_outputs({inc->outputs[0]});
   EXPECT_THROW(freeze(stateful), GraphError);
 }
+
+TEST(GraphPasses, IdentityViewsAreRemovedOthersKept) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{2, 3}, DType::f32});
+  Node* same = g->add_node("reshape", {x}, {{"shape", std::vector<int64_t>{2, 3}}});
+  Node* flat = g->add_node("reshape", {same->outputs[0]}, {{"shape", std::vector<int64_t>{6}}});
+  Node* perm_id = g->add_node("permute", {x}, {{"dims", std::vector<int64_t>{0, 1}}});
+  Node* perm = g->add_node("permute", {perm_id->outputs[0]}, {{"dims", std::vector<int64_t>{1, 0}}});
+  Node* all = g->add_node("slice", {x}, {{"dim", int64_t(1)}, {"start", int64_t(0)}, {"end", int64_t(3)}});
+  Node* part = g->add_node("slice", {all->outputs[0]}, {{"dim", int64_t(1)}, {"start", int64_t(1)}, {"end", int64_t(3)}});
+  g->set_outputs({flat->outputs[0], perm->outputs[0], part->outputs[0]});
+  EXPECT_EQ(eliminate_identity_views(*g), 3u);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"reshape", "permute", "slice"}));
+  Tensor xv = random_tensor({2, 3}, 10);
+  auto out = run(g, {xv}, Device::cpu());
+  EXPECT_EQ(host_values(out[0]), host_values(xv));
+  EXPECT_EQ(host_values(out[1]), host_values(xv.t().contiguous()));
+  EXPECT_EQ(host_values(out[2]), host_values(xv.slice(1, 1, 3).contiguous()));
+}

@@ -2,6 +2,7 @@
 #include "oar/jit.h"
 
 #include "oar/error.h"
+#include "oar/graph/passes.h"
 #include "oar/graph/text_format.h"
 #include "oar/graph/trace.h"
 #include "oar/serialize.h"
@@ -32,7 +33,9 @@ std::unique_ptr<graph::Graph> trace_graph(const GraphFunction& fn, const std::ve
   graph::Tracer tracer(detached);
   for (const auto& [name, t] : names) tracer.name_tensor(t, name);
   std::vector<Tensor> outputs = fn(detached);
-  return tracer.finish(outputs);
+  std::unique_ptr<graph::Graph> graph = tracer.finish(outputs);
+  graph::optimize(*graph);
+  return graph;
 }
 
 TracedFunction::Compiled& TracedFunction::compiled_for(const std::vector<Tensor>& inputs) {

@@ -130,6 +130,7 @@ class StaticFunction:
         except BaseException:
             tracer.close()
             raise
+        graph.optimize()
         return _Compiled(graph, out_spec, len(out_tensors))
 
     def __call__(self, *args, **kwargs):
@@ -263,7 +264,11 @@ class TrainGraph:
             self._clear_grads()
             raise
         self._clear_grads()
-        return _Compiled(graph, out_spec, len(out_tensors))
+        fingerprint = graph.fingerprint()  # before folding turns the traced Python numbers into constants
+        graph.optimize()
+        compiled = _Compiled(graph, out_spec, len(out_tensors))
+        compiled.fingerprint = fingerprint
+        return compiled
 
     def _run(self, compiled, tensors):
         for opt in self._optimizers:
@@ -287,7 +292,7 @@ class TrainGraph:
         if st["calls"] == 1:  # eager: optimizers create their state
             return self._step(*args, **kwargs)
         compiled = self._trace(spec, tensors) if st["calls"] <= 3 else st["compiled"]
-        if st["calls"] == 3 and compiled.graph.fingerprint() != st["compiled"].graph.fingerprint():
+        if st["calls"] == 3 and compiled.fingerprint != st["compiled"].fingerprint:
             raise GraphError(
                 "TrainGraph: the step recorded a different graph on two consecutive steps, so it depends on "
                 "Python values that change between steps (a step counter, a schedule computed in Python, "

@@ -10,6 +10,7 @@
 #include "bindings.h"
 #include "oar/graph/executor.h"
 #include "oar/graph/graph.h"
+#include "oar/graph/passes.h"
 #include "oar/graph/text_format.h"
 #include "oar/graph/trace.h"
 #ifdef OAR_HAVE_CPP_FRONTEND
@@ -62,6 +63,8 @@ void bind_jit(nb::module_& m) {
       .def("dump", &Graph::dump)
       .def("__str__", &Graph::dump)
       .def("verify", &Graph::verify)
+      .def("optimize", [](Graph& g) { graph::optimize(g); },
+           "constant folding, identity views, common subexpressions, dead code (graph/passes.h)")
       .def_prop_ro("node_count", &Graph::node_count)
       .def_prop_ro("input_count", [](const Graph& g) { return g.inputs().size(); })
       .def_prop_ro("output_count", [](const Graph& g) { return g.outputs().size(); })

@@ -151,6 +151,30 @@ size_t fold_batch_norm_into_conv(Graph& g) {
   return folded;
 }
 
+size_t eliminate_identity_views(Graph& g) {
+  std::unordered_set<const Node*> removed;
+  for (const auto& n : g.nodes()) {
+    if (!n->op->view || n->op->name == "to_device") continue;
+    const Value* in = n->inputs[0];
+    const Value* out = n->outputs[0];
+    if (in->meta.shape != out->meta.shape) continue;
+    const std::string& op = n->op->name;
+    bool identity = op == "reshape" || op == "expand";
+    if (op == "permute") {
+      const auto& dims = n->attrs.get_ints("dims");
+      identity = true;
+      for (size_t i = 0; i < dims.size(); ++i) identity &= dims[i] == int64_t(i) || in->meta.shape[i] == 1;
+    }
+    if (op == "slice") identity = n->attrs.get_int("step") == 1 || in->meta.shape[size_t(n->attrs.get_int("dim"))] <= 1;
+    if (!identity) continue;
+    g.replace_uses(n->outputs[0], n->inputs[0]);
+    removed.insert(n.get());
+  }
+  if (removed.empty()) return 0;
+  g.remove_nodes_if([&](const Node& n) { return removed.count(&n) > 0; });
+  return removed.size();
+}
+
 size_t freeze(Graph& g) {
   for (const auto& u : g.updates())
     if (u.target->kind == ValueKind::kCaptured)
@@ -167,13 +191,18 @@ size_t freeze(Graph& g) {
   return frozen;
 }
 
-void optimize_for_inference(Graph& g) {
-  freeze(g);
-  fold_batch_norm_into_conv(g);
+void optimize(Graph& g) {
   fold_constants(g);
+  eliminate_identity_views(g);
   eliminate_common_subexpressions(g);
   eliminate_dead_code(g);
   g.verify();
+}
+
+void optimize_for_inference(Graph& g) {
+  freeze(g);
+  fold_batch_norm_into_conv(g);
+  optimize(g);
 }
 
 }  // namespace oar::graph

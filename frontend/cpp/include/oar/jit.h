@@ -65,7 +65,7 @@ inline constexpr const char* kGraphEntry = "oar.graph";
 void save(const graph::Graph& graph, const std::string& path);
 std::shared_ptr<graph::Graph> load(const std::string& path, Device device = Device::cpu());
 
-// Runs `fn` once on `inputs` under a tracer and returns the graph.
+// Runs `fn` once on `inputs` under a tracer and returns the graph, after graph::optimize.
 std::unique_ptr<graph::Graph> trace_graph(const GraphFunction& fn, const std::vector<Tensor>& inputs,
                                           const std::map<std::string, Tensor>& names = {});
 

@@ -34,6 +34,10 @@ size_t fold_constants(Graph& graph);
 // b' = (b - mean) * s + beta, where s = gamma / sqrt(var + eps).
 size_t fold_batch_norm_into_conv(Graph& graph);
 
+// Views that change nothing (a reshape to the same shape, an identity
+// permutation, an expand or slice that keeps every element) read their input instead.
+size_t eliminate_identity_views(Graph& graph);
+
 // Captured tensors become constants holding a copy of their current values
 // (the graph stops following the model). Refused (GraphError) when an update
 // targets a captured value: such a graph has state.
@@ -42,5 +46,8 @@ size_t freeze(Graph& graph);
 // The inference pipeline: freeze, fold batch norms and constants, merge
 // common subexpressions, drop dead code.
 void optimize_for_inference(Graph& graph);
+// What every traced graph gets (captured tensors stay by reference): constant
+// folding, identity views, common subexpressions, dead code.
+void optimize(Graph& graph);
 
 }  // namespace oar::graph
