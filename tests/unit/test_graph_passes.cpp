@@ -175,3 +175,26 @@ TEST(GraphPasses, IdentityViewsAreRemovedOthersKept) {
   EXPECT_EQ(host_values(out[1]), host_values(xv.t().contiguous()));
   EXPECT_EQ(host_values(out[2]), host_values(xv.slice(1, 1, 3).contiguous()));
 }
+
+TEST(GraphPasses, ExecutorWritesElementwiseResultsInPlaceOnlyWhereSafe) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{4, 5}, DType::f32});
+  Node* a = g->add_node("exp", {x}, {});
+  Node* b = g->add_node("sin", {a->outputs[0]}, {});                  // a dies here: b may take its buffer
+  Node* c = g->add_node("add", {b->outputs[0], x}, {});               // b dies here; x is the caller's: never
+  Node* view = g->add_node("reshape", {c->outputs[0]}, {{"shape", std::vector<int64_t>{20}}});
+  Node* e = g->add_node("mul", {c->outputs[0], c->outputs[0]}, {});   // c is read twice and viewed: not in place
+  g->set_outputs({view->outputs[0], e->outputs[0]});
+  Tensor xv = random_tensor({4, 5}, 11);
+  Tensor want_c = call1("add", {call1("sin", {call1("exp", {xv})}), xv});
+  std::vector<double> x_before = host_values(xv);
+  for (Device dev : devices()) {
+    Executor exec(g, dev);
+    EXPECT_GE(exec.inplace_step_count(), 2u) << dev.str();
+    Tensor xd = xv.to(dev);
+    auto out = exec.run({xd});
+    expect_close(host_values(out[0]), host_values(want_c), 1e-6, 1e-6, "view of c on " + dev.str());
+    expect_close(host_values(out[1]), host_values(call1("mul", {want_c, want_c})), 1e-6, 1e-6, "c*c on " + dev.str());
+    EXPECT_EQ(host_values(xd), x_before) << "the input was overwritten on " << dev.str();
+  }
+}

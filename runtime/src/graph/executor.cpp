@@ -3,6 +3,7 @@
 #include "oar/graph/executor.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "oar/autograd.h"
 #include "oar/dispatch.h"
@@ -24,6 +25,9 @@ struct Executor::Step {
   std::vector<oar_attr> abi;  // points into attrs; a Step never moves (held by unique_ptr)
   const std::vector<KernelEntry>* impls = nullptr;
   std::vector<int32_t> release;  // slots nobody reads after this step
+  // An elementwise step may write its output into this input (index into
+  // inputs), whose value dies here: same shape and dtype, a kernel's own buffer.
+  int32_t inplace_input = -1;
 };
 
 namespace {
@@ -134,6 +138,37 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
   for (const auto& u : graph_->updates()) last[size_t(u.source->id)] = -1;
   for (size_t slot = 0; slot < last.size(); ++slot)
     if (last[slot] >= 0) steps_[size_t(last[slot])]->release.push_back(int32_t(slot));
+
+  // Memory planning, in place: an elementwise kernel (out[i] depends on in[i]
+  // only) may overwrite an input that dies at this step. Only buffers a kernel
+  // step allocated qualify: never inputs, captured tensors, constants or views.
+  std::vector<bool> owned(slot_count_, false);
+  for (const auto& s : steps_)
+    if (s->kind == Step::Kind::kKernel)
+      for (int32_t slot : s->outputs) owned[size_t(slot)] = true;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = *steps_[i];
+    if (s.kind != Step::Kind::kKernel || !s.op->broadcast || s.outputs.size() != 1) continue;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      int32_t slot = s.inputs[k];
+      if (slot < 0 || !owned[size_t(slot)] || last[size_t(slot)] != int32_t(i)) continue;
+      if (std::count(s.inputs.begin(), s.inputs.end(), slot) != 1) continue;  // read twice: keep it
+      const TensorMeta* meta = nullptr;
+      for (const auto& other : steps_)
+        for (size_t o = 0; o < other->outputs.size(); ++o)
+          if (other->outputs[o] == slot) meta = &other->output_metas[o];
+      if (meta != nullptr && meta->shape == s.output_metas[0].shape && meta->dtype == s.output_metas[0].dtype) {
+        s.inplace_input = int32_t(k);
+        break;
+      }
+    }
+  }
+}
+
+size_t Executor::inplace_step_count() const {
+  size_t n = 0;
+  for (const auto& s : steps_) n += s->inplace_input >= 0;
+  return n;
 }
 
 Executor::~Executor() = default;
@@ -197,7 +232,16 @@ std::vector<Tensor> Executor::run_resolved(std::vector<Tensor>& slots) {
           if (!op.strided_inputs && !t.is_contiguous()) t = t.contiguous();
         }
         out.clear();
-        for (const TensorMeta& m : step->output_metas) out.push_back(Tensor::empty(m.shape, m.dtype, device_));
+        if (step->inplace_input >= 0) {
+          // Reuse only a buffer nothing else can see: this tensor alone owns its
+          // storage (no alias from a view), laid out exactly as the output.
+          Tensor& victim = in[size_t(step->inplace_input)];
+          if (victim.storage().use_count() == 1 && victim.offset() == 0 && victim.is_contiguous() &&
+              victim.shape() == step->output_metas[0].shape)
+            out.push_back(victim);
+        }
+        if (out.empty())
+          for (const TensorMeta& m : step->output_metas) out.push_back(Tensor::empty(m.shape, m.dtype, device_));
         launch_kernel(op, device_, *step->impls, in, out, step->abi);
         break;
       }

@@ -2,7 +2,9 @@
 // per call: each node's attributes are normalized and put in ABI form, the
 // dtype promotions become explicit casts, and the kernel list for the node's
 // (op, device, dtypes) key is looked up. A run then only allocates outputs and
-// launches kernels, freeing each intermediate after its last reader.
+// launches kernels, freeing each intermediate after its last reader; an
+// elementwise kernel writes into an input that dies at that step instead of a
+// new buffer where that is safe (memory planning, in place).
 //
 // Nodes without a kernel on the device (composite ops, CPU fallback) and
 // random ops (fresh numbers on each run) go through eager dispatch. Views run
@@ -38,6 +40,8 @@ class Executor {
   Device device() const { return device_; }
   // How many nodes run through eager dispatch rather than a resolved kernel.
   size_t eager_node_count() const;
+  // How many elementwise steps write their output into a dying input's buffer.
+  size_t inplace_step_count() const;
 
  private:
   struct Step;
