@@ -198,3 +198,34 @@ TEST(GraphPasses, ExecutorWritesElementwiseResultsInPlaceOnlyWhereSafe) {
     EXPECT_EQ(host_values(xd), x_before) << "the input was overwritten on " << dev.str();
   }
 }
+
+TEST(GraphPasses, BiasAddsFuseIntoLinearAndConvolution) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{5, 3}, DType::f32});
+  Value* w = g->add_captured("w", random_tensor({4, 3}, 12));
+  Value* b = g->add_captured("b", random_tensor({4}, 13));
+  Node* wt = g->add_node("permute", {w}, {{"dims", std::vector<int64_t>{1, 0}}});
+  Node* mm = g->add_node("matmul", {x, wt->outputs[0]}, {});
+  Node* biased = g->add_node("add", {b, mm->outputs[0]}, {});  // bias on the left works too
+  Value* img = g->add_input("img", {{2, 3, 5, 5}, DType::f32});
+  Value* k = g->add_captured("k", random_tensor({4, 3, 3, 3}, 14));
+  Value* cb = g->add_captured("cb", random_tensor({1, 4, 1, 1}, 15));
+  Node* conv = g->add_node("conv2d", {img, k, nullptr}, {});
+  Node* conv_b = g->add_node("add", {conv->outputs[0], cb}, {});
+  Node* shared = g->add_node("matmul", {x, wt->outputs[0]}, {});  // read twice below: not fused
+  Node* s1 = g->add_node("add", {shared->outputs[0], b}, {});
+  Node* s2 = g->add_node("mul", {shared->outputs[0], shared->outputs[0]}, {});
+  g->set_outputs({biased->outputs[0], conv_b->outputs[0], s1->outputs[0], s2->outputs[0]});
+  std::vector<Tensor> in{random_tensor({5, 3}, 16), random_tensor({2, 3, 5, 5}, 17)};
+  std::vector<std::vector<double>> before;
+  for (Device dev : devices())
+    for (const Tensor& t : run(g, in, dev)) before.push_back(host_values(t));
+  EXPECT_EQ(fuse_bias(*g), 2u);
+  g->verify();
+  auto ops = ops_of(*g);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "linear"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "add"), 1);  // the shared matmul's
+  size_t i = 0;
+  for (Device dev : devices())
+    for (const Tensor& t : run(g, in, dev)) expect_close(host_values(t), before[i++], 1e-5, 1e-5, "fused on " + dev.str());
+}

@@ -122,6 +122,10 @@ Node* Graph::insert_node(size_t pos, const OpSchema& op, const std::vector<Value
   return it->get();
 }
 
+Node* Graph::insert_node(size_t pos, const std::string& op, const std::vector<Value*>& inputs, const Attrs& attrs) {
+  return insert_node(pos, OpRegistry::instance().get(op), inputs, attrs);
+}
+
 void Graph::add_update(Value* target, Value* source) {
   if (target == nullptr || source == nullptr) throw ValueError("graph: an update needs a target and a source");
   for (auto& u : updates_)

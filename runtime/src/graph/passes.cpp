@@ -11,6 +11,7 @@
 #include "oar/dispatch.h"
 #include "oar/error.h"
 #include "oar/graph/trace.h"
+#include "oar/op_registry.h"
 
 namespace oar::graph {
 
@@ -151,6 +152,54 @@ size_t fold_batch_norm_into_conv(Graph& g) {
   return folded;
 }
 
+size_t fuse_bias(Graph& g) {
+  size_t fused = 0;
+  std::vector<int32_t> uses = g.use_counts();
+  for (size_t pos = 0; pos < g.nodes().size(); ++pos) {
+    Node* add = g.nodes()[pos].get();
+    if (add->op->name != "add") continue;
+    for (int side = 0; side < 2; ++side) {
+      Value* y = add->inputs[size_t(side)];
+      Value* bias = add->inputs[size_t(1 - side)];
+      Node* producer = y->producer;
+      if (producer == nullptr || uses[size_t(y->id)] != 1 || bias->meta.dtype != y->meta.dtype) continue;
+      if (add->outputs[0]->meta.shape != y->meta.shape) continue;  // the bias must not broadcast y
+      const Shape& ys = y->meta.shape;
+      Node* replacement = nullptr;
+      if (producer->op->name == "matmul") {
+        // x @ W^T with W [out, in] (permuted by dims [1, 0]) and a bias over the last dimension.
+        Value* wt = producer->inputs[1];
+        Node* perm = wt->producer;
+        if (perm == nullptr || perm->op->name != "permute" || perm->attrs.get_ints("dims") != std::vector<int64_t>{1, 0})
+          continue;
+        if (producer->inputs[0]->meta.shape.size() < 2) continue;
+        int64_t out = ys.back();
+        if (numel_of(bias->meta.shape) != out || bias->meta.shape.empty() || bias->meta.shape.back() != out) continue;
+        Value* b = bias;
+        if (bias->meta.shape.size() != 1) b = g.insert_node(pos++, "reshape", {bias}, {{"shape", Shape{out}}})->outputs[0];
+        replacement = g.insert_node(pos++, OpRegistry::instance().get("linear"), {producer->inputs[0], perm->inputs[0], b}, {});
+      } else if (producer->op->name == "conv2d" && producer->inputs[2] == nullptr) {
+        int64_t c = ys[1];
+        const Shape& bs = bias->meta.shape;
+        bool per_channel = (bs == Shape{1, c, 1, 1}) || (bs == Shape{c, 1, 1});
+        if (!per_channel) continue;
+        Value* b = g.insert_node(pos++, "reshape", {bias}, {{"shape", Shape{c}}})->outputs[0];
+        replacement = g.insert_node(pos++, *producer->op, {producer->inputs[0], producer->inputs[1], b}, producer->attrs);
+      }
+      if (replacement == nullptr) continue;
+      g.replace_uses(add->outputs[0], replacement->outputs[0]);
+      ++fused;
+      uses = g.use_counts();
+      break;
+    }
+  }
+  if (fused > 0) {
+    g.renumber();
+    eliminate_dead_code(g);
+  }
+  return fused;
+}
+
 size_t eliminate_identity_views(Graph& g) {
   std::unordered_set<const Node*> removed;
   for (const auto& n : g.nodes()) {
@@ -194,6 +243,7 @@ size_t freeze(Graph& g) {
 void optimize(Graph& g) {
   fold_constants(g);
   eliminate_identity_views(g);
+  fuse_bias(g);
   eliminate_common_subexpressions(g);
   eliminate_dead_code(g);
   g.verify();

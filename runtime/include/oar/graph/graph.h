@@ -93,6 +93,7 @@ class Graph {
   void remove_nodes_if(Pred dead);
   // Inserts a node before position `pos` of nodes() (inference as add_node).
   Node* insert_node(size_t pos, const OpSchema& op, const std::vector<Value*>& inputs, const Attrs& attrs);
+  Node* insert_node(size_t pos, const std::string& op, const std::vector<Value*>& inputs, const Attrs& attrs);
   // Drops inputs-less values nobody reads (captured or constant) from tensors().
   void remove_unused_tensors();
   // Renumbers nodes and values densely in execution order.

@@ -34,6 +34,12 @@ size_t fold_constants(Graph& graph);
 // b' = (b - mean) * s + beta, where s = gamma / sqrt(var + eps).
 size_t fold_batch_norm_into_conv(Graph& graph);
 
+// Fusion with the kernels every device has: add(matmul(x, permute(W)), b)
+// becomes linear(x, W, b) (one GEMM with its bias epilogue), and
+// add(conv2d(x, W), b shaped [1, C, 1, 1] or [C, 1, 1]) becomes conv2d(x, W, b).
+// Only where the intermediate has no other reader and no dtype promotion is involved.
+size_t fuse_bias(Graph& graph);
+
 // Views that change nothing (a reshape to the same shape, an identity
 // permutation, an expand or slice that keeps every element) read their input instead.
 size_t eliminate_identity_views(Graph& graph);
@@ -47,7 +53,7 @@ size_t freeze(Graph& graph);
 // common subexpressions, drop dead code.
 void optimize_for_inference(Graph& graph);
 // What every traced graph gets (captured tensors stay by reference): constant
-// folding, identity views, common subexpressions, dead code.
+// folding, identity views, bias fusion, common subexpressions, dead code.
 void optimize(Graph& graph);
 
 }  // namespace oar::graph
