@@ -32,6 +32,7 @@ OpRegistry::OpRegistry() {
   register_indexing_ops(*this);
   register_nn_ops(*this);
   register_view_ops(*this);
+  register_fused_ops(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

@@ -57,7 +57,11 @@ TEST(JitTrace, RecordsOpsAndViewsAndRunsLikeEager) {
   };
   for (Device dev : devices()) {
     Tensor x = random_tensor({4, 3}, 1, dev), w = random_tensor({5, 3}, 2, dev);
-    auto graph = jit::trace_graph(fn, {x, w});
+    std::unique_ptr<graph::Graph> graph;
+    {
+      graph::Tracer tracer({x, w});  // the recording itself, before jit's passes
+      graph = tracer.finish(fn({x, w}));
+    }
     std::string text = graph->dump();
     for (const char* op : {"matmul", "permute", "sum", "add", "relu", "reshape", "slice"})
       EXPECT_NE(text.find(std::string("= ") + op + "("), std::string::npos) << op << " missing in\n" << text;
@@ -70,6 +74,12 @@ TEST(JitTrace, RecordsOpsAndViewsAndRunsLikeEager) {
     auto want = fn({x2, w2});
     expect_same(got[0], want[0], 1e-6, dev.str() + " out0");
     expect_same(got[1], want[1], 1e-6, dev.str() + " out1");
+
+    // jit::trace_graph also optimizes: on the CPU the add + relu chain becomes one fused node.
+    auto optimized = jit::trace_graph(fn, {x, w});
+    if (dev.type_name() == "cpu") EXPECT_NE(optimized->dump().find("fused_elementwise"), std::string::npos);
+    graph::Executor fast(std::shared_ptr<const graph::Graph>(std::move(optimized)), dev);
+    expect_same(fast.run({x2, w2})[0], want[0], 1e-6, dev.str() + " optimized");
   }
 }
 

@@ -3,7 +3,9 @@
 // same results as before the pass (executor, every present device).
 #include <cmath>
 
+#include "oar/autograd.h"
 #include "oar/dispatch.h"
+#include "oar/runtime.h"
 #include "oar/graph/executor.h"
 #include "oar/graph/passes.h"
 #include "test_util.h"
@@ -228,4 +230,56 @@ TEST(GraphPasses, BiasAddsFuseIntoLinearAndConvolution) {
   size_t i = 0;
   for (Device dev : devices())
     for (const Tensor& t : run(g, in, dev)) expect_close(host_values(t), before[i++], 1e-5, 1e-5, "fused on " + dev.str());
+}
+
+TEST(GraphPasses, ElementwiseChainsFuseWhereTheDeviceHasTheKernel) {
+  auto build = [](DType dt) {
+    auto g = std::make_shared<Graph>();
+    Value* x = g->add_input("x", {{6, 4}, dt});
+    Value* y = g->add_input("y", {{4, 6}, dt});
+    Value* s = g->add_captured("s", Tensor::full({}, 0.5, dt, Device::cpu()));
+    Node* yt = g->add_node("permute", {y}, {{"dims", std::vector<int64_t>{1, 0}}});  // a strided operand
+    Node* m = g->add_node("mul", {x, s}, {});
+    Node* a = g->add_node("add", {m->outputs[0], yt->outputs[0]}, {});
+    Node* c = g->add_node("clamp", {a->outputs[0]}, {{"min", -0.25}, {"max", 0.75}});
+    Node* e = g->add_node("exp", {c->outputs[0]}, {});
+    Node* keep = g->add_node("sin", {a->outputs[0]}, {});  // a is read twice: the chain ends at a
+    g->set_outputs({e->outputs[0], keep->outputs[0]});
+    return g;
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    std::vector<Tensor> in{make_tensor(random_values(24, -1, 1, 20), {6, 4}, dt, Device::cpu()),
+                           make_tensor(random_values(24, -1, 1, 21), {4, 6}, dt, Device::cpu())};
+    for (Device dev : devices()) {
+      std::vector<std::vector<double>> want;  // unfused, on the same device: fusion must not change a bit
+      for (const Tensor& t : run(build(dt), in, dev)) want.push_back(host_values(t));
+      auto g = build(dt);
+      size_t fused = fuse_elementwise(*g, dev.type);
+      g->verify();
+      bool has_kernel = dev.type_name() == "cpu";
+      if (has_kernel) {
+        EXPECT_EQ(fused, 2u) << dev.str();  // mul+add, then clamp+exp: two fused nodes, two nodes fewer
+        auto ops = ops_of(*g);
+        EXPECT_EQ(std::count(ops.begin(), ops.end(), "fused_elementwise"), 2);
+      }
+      auto out = run(g, in, dev);
+      for (size_t i = 0; i < out.size(); ++i)
+        EXPECT_EQ(host_values(out[i]), want[i]) << "fused and unfused differ on " << dev.str() << " " << dtype_name(dt);
+    }
+  }
+}
+
+TEST(GraphPasses, FusedChainsStillCarryGradients) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{5}, DType::f32});
+  Node* a = g->add_node("mul", {x, x}, {});
+  Node* b = g->add_node("sin", {a->outputs[0]}, {});
+  g->set_outputs({b->outputs[0]});
+  EXPECT_EQ(fuse_elementwise(*g, Runtime::get().cpu_type()), 1u);
+  Tensor xv = random_tensor({5}, 22).set_requires_grad(true);
+  Executor exec(g, Device::cpu());
+  Tensor y = exec.run({xv})[0];
+  autograd::backward({call1("sum", {y})});
+  std::vector<double> xs = host_values(xv), grad = host_values(xv.grad());
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(grad[i], std::cos(xs[i] * xs[i]) * 2 * xs[i], 1e-5);
 }

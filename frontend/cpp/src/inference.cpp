@@ -13,7 +13,7 @@ Predictor::Predictor(const std::string& path, Device device) : graph_(jit::load(
                          graph_->updates().size(), " updates, e.g. train-mode batch norm); save it in eval mode"));
   // Deployment: the weights belong to the graph alone, and batch norms fold into convolutions.
   for (graph::Value* v : graph_->tensors()) v->kind = graph::ValueKind::kConstant;
-  graph::optimize_for_inference(*graph_);
+  graph::optimize_for_inference(*graph_, device_);
   executor_ = std::make_unique<graph::Executor>(graph_, device_);
 }
 

@@ -34,7 +34,7 @@ std::unique_ptr<graph::Graph> trace_graph(const GraphFunction& fn, const std::ve
   for (const auto& [name, t] : names) tracer.name_tensor(t, name);
   std::vector<Tensor> outputs = fn(detached);
   std::unique_ptr<graph::Graph> graph = tracer.finish(outputs);
-  graph::optimize(*graph);
+  graph::optimize(*graph, inputs.empty() ? Device::default_device() : inputs[0].device());
   return graph;
 }
 

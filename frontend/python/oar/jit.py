@@ -130,7 +130,7 @@ class StaticFunction:
         except BaseException:
             tracer.close()
             raise
-        graph.optimize()
+        graph.optimize(str(tensors[0].device) if tensors else str(_C.default_device()))
         return _Compiled(graph, out_spec, len(out_tensors))
 
     def __call__(self, *args, **kwargs):
@@ -265,7 +265,7 @@ class TrainGraph:
             raise
         self._clear_grads()
         fingerprint = graph.fingerprint()  # before folding turns the traced Python numbers into constants
-        graph.optimize()
+        graph.optimize(str(tensors[0].device) if tensors else str(_C.default_device()))
         compiled = _Compiled(graph, out_spec, len(out_tensors))
         compiled.fingerprint = fingerprint
         return compiled

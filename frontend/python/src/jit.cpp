@@ -63,8 +63,9 @@ void bind_jit(nb::module_& m) {
       .def("dump", &Graph::dump)
       .def("__str__", &Graph::dump)
       .def("verify", &Graph::verify)
-      .def("optimize", [](Graph& g) { graph::optimize(g); },
-           "constant folding, identity views, common subexpressions, dead code (graph/passes.h)")
+      .def("optimize", [](Graph& g, nb::handle device) { graph::optimize(g, to_device(device)); }, nb::arg("device"),
+           "constant folding, identity views, bias and elementwise fusion for `device`, common "
+           "subexpressions, dead code (graph/passes.h)")
       .def_prop_ro("node_count", &Graph::node_count)
       .def_prop_ro("input_count", [](const Graph& g) { return g.inputs().size(); })
       .def_prop_ro("output_count", [](const Graph& g) { return g.outputs().size(); })

@@ -3,6 +3,7 @@
 // closest known op; a schema's `id` indexes fast per-op tables elsewhere.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -33,5 +34,15 @@ void register_creation_ops(OpRegistry& r);
 void register_indexing_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
 void register_view_ops(OpRegistry& r);
+void register_fused_ops(OpRegistry& r);
+
+// The elementwise functors (kernel_primitives' .def files) a fused_elementwise
+// program may use: same-dtype unary and binary ones, with their parameter attributes.
+struct FusableFunctor {
+  int arity;
+  const char* p0_attr;
+  const char* p1_attr;
+};
+const std::map<std::string, FusableFunctor>& fusable_functors();
 
 }  // namespace oar

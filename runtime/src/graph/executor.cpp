@@ -258,7 +258,10 @@ std::vector<Tensor> Executor::run_eager(std::vector<Tensor>& slots) {
   for (const auto& node : graph_->nodes()) {
     std::vector<Tensor> in;
     for (Value* v : node->inputs) in.push_back(v != nullptr ? slots[size_t(v->id)] : Tensor());
-    std::vector<Tensor> out = call(*node->op, in, node->attrs);
+    // A fused chain has no gradient rule of its own: its parts, run one by one, record theirs.
+    std::vector<Tensor> out = node->op->name == "fused_elementwise" && autograd::is_grad_enabled()
+                                  ? node->op->decompose(in, node->attrs)
+                                  : call(*node->op, in, node->attrs);
     for (size_t i = 0; i < node->outputs.size(); ++i) slots[size_t(node->outputs[i]->id)] = std::move(out[i]);
   }
   std::vector<Tensor> results;

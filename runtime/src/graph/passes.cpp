@@ -4,14 +4,18 @@
 #include "oar/graph/passes.h"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "oar/autograd.h"
 #include "oar/dispatch.h"
 #include "oar/error.h"
 #include "oar/graph/trace.h"
+#include "oar/kernel_registry.h"
 #include "oar/op_registry.h"
+#include "oar/plugin_sdk/fused_program.hpp"
 
 namespace oar::graph {
 
@@ -200,6 +204,74 @@ size_t fuse_bias(Graph& g) {
   return fused;
 }
 
+size_t fuse_elementwise(Graph& g, int32_t device_type) {
+  const OpSchema& fused_op = OpRegistry::instance().get("fused_elementwise");
+  const auto& functors = fusable_functors();
+  auto fusable = [&](const Node& n) {
+    if (n.outputs.size() != 1 || !functors.count(n.op->name)) return false;
+    DType dt = n.outputs[0]->meta.dtype;
+    if (!is_floating(dt)) return false;
+    for (const Value* v : n.inputs)
+      if (v == nullptr || v->meta.dtype != dt) return false;  // a promotion would hide a cast
+    return KernelRegistry::instance().lookup(fused_op.id, device_type, &dt, 1) != nullptr;
+  };
+  std::vector<int32_t> uses = g.use_counts();
+  // Chains: group id per node; a node joins the chain of an input whose only reader it is.
+  std::unordered_map<const Node*, size_t> group_of;
+  std::vector<std::vector<Node*>> groups;
+  for (const auto& n : g.nodes()) {
+    if (!fusable(*n)) continue;
+    size_t group = groups.size();
+    for (const Value* v : n->inputs) {
+      const Node* p = v->producer;
+      auto it = p != nullptr ? group_of.find(p) : group_of.end();
+      if (it == group_of.end() || uses[size_t(v->id)] != 1 || groups[it->second].back() != p) continue;
+      if (p->outputs[0]->meta.shape != n->outputs[0]->meta.shape) continue;
+      group = it->second;
+      break;
+    }
+    if (group == groups.size()) groups.emplace_back();
+    groups[group].push_back(n.get());
+    group_of[n.get()] = group;
+  }
+  size_t fused = 0;
+  for (const auto& chain : groups) {
+    if (chain.size() < 2) continue;
+    std::unordered_map<const Value*, int> reg;
+    std::vector<Value*> inputs;
+    for (const Node* n : chain)
+      for (Value* v : n->inputs)
+        if (!reg.count(v) && (v->producer == nullptr || !group_of.count(v->producer) ||
+                              std::find(chain.begin(), chain.end(), v->producer) == chain.end())) {
+          reg[v] = int(inputs.size());
+          inputs.push_back(v);
+        }
+    std::vector<sdk::FusedInstruction> program;
+    for (const Node* n : chain) {
+      const FusableFunctor& f = functors.at(n->op->name);
+      sdk::FusedInstruction ins;
+      ins.op = n->op->name;
+      if (*f.p0_attr) ins.p0 = n->attrs.get_float(f.p0_attr);
+      if (*f.p1_attr) ins.p1 = n->attrs.get_float(f.p1_attr);
+      ins.a = reg.at(n->inputs[0]);
+      if (n->inputs.size() > 1) ins.b = reg.at(n->inputs[1]);
+      reg[n->outputs[0]] = int(inputs.size() + program.size());
+      program.push_back(ins);
+    }
+    const Node* last = chain.back();
+    size_t pos = 0;
+    while (g.nodes()[pos].get() != last) ++pos;
+    Node* node = g.insert_node(pos, fused_op, inputs, {{"program", sdk::format_fused_program(program)}});
+    g.replace_uses(last->outputs[0], node->outputs[0]);
+    fused += chain.size() - 1;
+  }
+  if (fused > 0) {
+    g.renumber();
+    eliminate_dead_code(g);
+  }
+  return fused;
+}
+
 size_t eliminate_identity_views(Graph& g) {
   std::unordered_set<const Node*> removed;
   for (const auto& n : g.nodes()) {
@@ -240,19 +312,20 @@ size_t freeze(Graph& g) {
   return frozen;
 }
 
-void optimize(Graph& g) {
+void optimize(Graph& g, Device device) {
   fold_constants(g);
   eliminate_identity_views(g);
   fuse_bias(g);
   eliminate_common_subexpressions(g);
   eliminate_dead_code(g);
+  fuse_elementwise(g, device.type);
   g.verify();
 }
 
-void optimize_for_inference(Graph& g) {
+void optimize_for_inference(Graph& g, Device device) {
   freeze(g);
   fold_batch_norm_into_conv(g);
-  optimize(g);
+  optimize(g, device);
 }
 
 }  // namespace oar::graph

@@ -40,6 +40,14 @@ size_t fold_batch_norm_into_conv(Graph& graph);
 // Only where the intermediate has no other reader and no dtype promotion is involved.
 size_t fuse_bias(Graph& graph);
 
+// Elementwise-chain fusion: maximal chains of same-dtype elementwise functor
+// nodes (add, mul, exp, clamp, ... from kernel_primitives' .def files) of one
+// output shape, each intermediate read only inside its chain, become one
+// fused_elementwise node, where `device_type` has a kernel for it (the CPU
+// plugin does; elsewhere the node would only decompose again, so nothing is
+// fused). Returns the number of nodes fused away.
+size_t fuse_elementwise(Graph& graph, int32_t device_type);
+
 // Views that change nothing (a reshape to the same shape, an identity
 // permutation, an expand or slice that keeps every element) read their input instead.
 size_t eliminate_identity_views(Graph& graph);
@@ -51,9 +59,10 @@ size_t freeze(Graph& graph);
 
 // The inference pipeline: freeze, fold batch norms and constants, merge
 // common subexpressions, drop dead code.
-void optimize_for_inference(Graph& graph);
+void optimize_for_inference(Graph& graph, Device device);
 // What every traced graph gets (captured tensors stay by reference): constant
-// folding, identity views, bias fusion, common subexpressions, dead code.
-void optimize(Graph& graph);
+// folding, identity views, bias fusion, common subexpressions, dead code, and
+// elementwise fusion for the device the graph will run on.
+void optimize(Graph& graph, Device device);
 
 }  // namespace oar::graph
