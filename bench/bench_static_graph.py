@@ -10,7 +10,10 @@ import os
 import sys
 import timeit
 
-import numpy as np
+# NumPy/SciPy's OpenBLAS threads (scikit-learn loads two copies for the digits data) would
+# spin on the same 2 cores as oar's kernels and blur both timings.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import oar  # noqa: E402

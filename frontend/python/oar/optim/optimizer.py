@@ -144,18 +144,22 @@ class Optimizer:
         """Called by TrainGraph before tracing, outside the trace."""
         from .._creation import full
         self._graph_lr = {}
+        self._graph_lr_value = {}
         for group in self.param_groups:
             for p in group["params"]:
                 key = (id(group), str(p.device), str(p.dtype))
                 if key not in self._graph_lr:
                     self._graph_lr[key] = (group, full((), group["lr"], dtype=p.dtype, device=p.device))
+                    self._graph_lr_value[key] = group["lr"]
 
     def _refresh_graph_state(self):
         """Called by TrainGraph before each graph run."""
         from .._creation import full
         with no_grad():
-            for group, t in getattr(self, "_graph_lr", {}).values():
-                t.copy_(full((), group["lr"], dtype=t.dtype, device=t.device))
+            for key, (group, t) in getattr(self, "_graph_lr", {}).items():
+                if self._graph_lr_value[key] != group["lr"]:  # only when a scheduler (or the user) changed it
+                    t.copy_(full((), group["lr"], dtype=t.dtype, device=t.device))
+                    self._graph_lr_value[key] = group["lr"]
 
     def _lr(self, group, p):
         """group["lr"], or while tracing the group's learning-rate tensor (see above)."""
