@@ -16,6 +16,10 @@ PACKAGES=(
   opencl-headers         # OpenCL C headers
   pocl-opencl-icd        # PoCL: an OpenCL 3.0 device on the host CPU, so CI runs the OpenCL plugin
   hipcc libamdhip64-dev  # HIP: compiles the GPU plugin's primitive kernels for AMD (compile and link only)
+  libonnx-dev            # ONNX protobuf classes (onnx_proto) for liboar_onnx.so: import and export
+  libprotobuf-dev        # protobuf runtime the ONNX classes are generated for
+  protobuf-compiler      # protoc, which CMake's FindProtobuf expects alongside the library
+  libonnx-testdata       # ONNX backend node tests: tests/onnx and docs/onnx_node_tests.md
 )
 # The CUDA plugin needs the CUDA toolkit with cuDNN, cuBLAS and NCCL; it is not
 # a Debian package here but is preinstalled under /usr/local/cuda on the CI and

@@ -77,7 +77,9 @@ TEST(JitTrace, RecordsOpsAndViewsAndRunsLikeEager) {
 
     // jit::trace_graph also optimizes: on the CPU the add + relu chain becomes one fused node.
     auto optimized = jit::trace_graph(fn, {x, w});
-    if (dev.type_name() == "cpu") EXPECT_NE(optimized->dump().find("fused_elementwise"), std::string::npos);
+    if (dev.type_name() == "cpu") {
+      EXPECT_NE(optimized->dump().find("fused_elementwise"), std::string::npos);
+    }
     graph::Executor fast(std::shared_ptr<const graph::Graph>(std::move(optimized)), dev);
     expect_same(fast.run({x2, w2})[0], want[0], 1e-6, dev.str() + " optimized");
   }

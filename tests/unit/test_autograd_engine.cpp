@@ -132,7 +132,12 @@ TEST(AutogradElementwise, GradcheckEveryRule) {
                         {"gelu", -3, 3, {}},    {"gelu", -3, 3, {{"approximate", std::string("tanh")}}},
                         {"leaky_relu", -3, 3, {{"negative_slope", 0.1}}}, {"relu", -3, 3, {}},
                         {"square", -3, 3, {}},  {"neg", -3, 3, {}},       {"abs", -3, 3, {}},
-                        {"clamp", -3, 3, {{"min", -1.0}, {"max", 1.5}}},  {"copy", -3, 3, {}}};
+                        {"clamp", -3, 3, {{"min", -1.0}, {"max", 1.5}}},  {"copy", -3, 3, {}},
+                        {"erf", -2, 2, {}},     {"tan", -1, 1, {}},       {"asin", -0.8, 0.8, {}},
+                        {"acos", -0.8, 0.8, {}}, {"atan", -3, 3, {}},     {"sinh", -2, 2, {}},
+                        {"cosh", -2, 2, {}},    {"asinh", -3, 3, {}},     {"acosh", 1.2, 3, {}},
+                        {"atanh", -0.8, 0.8, {}}, {"floor", 0.1, 0.9, {}}, {"ceil", 0.1, 0.9, {}},
+                        {"round", 0.55, 0.95, {}}, {"sign", 0.2, 3, {}}};
   for (Device dev : devices()) {
     for (const auto& c : unary) {
       auto v = random_values(6, c.lo, c.hi, 21, DType::f64);
@@ -144,7 +149,7 @@ TEST(AutogradElementwise, GradcheckEveryRule) {
       gradcheck([&](const std::vector<Tensor>& a) { return std::vector<Tensor>{call1(name, {a[0]}, attrs)}; }, {x},
                 {true}, name);
     }
-    const char* binary[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"};
+    const char* binary[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod"};
     for (const char* name : binary) {
       Tensor a = make_tensor(random_values(6, 0.5, 2, 31, DType::f64), {2, 3}, DType::f64, dev);
       Tensor b = make_tensor(random_values(3, 0.5, 2, 32, DType::f64), {3}, DType::f64, dev);  // broadcast

@@ -43,6 +43,21 @@ std::vector<UnaryCase> unary_cases() {
       {"square", [](double x) { return x * x; }, -10, 10, true, {}},
       {"clamp", [](double x) { return std::min(std::max(x, -2.0), 3.0); }, -10, 10, true,
        {{"min", -2.0}, {"max", 3.0}}},
+      // declared only in unary_ops.def
+      {"floor", [](double x) { return std::floor(x); }, -10, 10, false, {}},
+      {"ceil", [](double x) { return std::ceil(x); }, -10, 10, false, {}},
+      {"round", [](double x) { return std::nearbyint(x); }, -10, 10, false, {}},  // half to even
+      {"sign", [](double x) { return double((x > 0) - (x < 0)); }, -10, 10, true, {}},
+      {"erf", [](double x) { return std::erf(x); }, -3, 3, false, {}},
+      {"tan", [](double x) { return std::tan(x); }, -1.2, 1.2, false, {}},
+      {"asin", [](double x) { return std::asin(x); }, -0.99, 0.99, false, {}},
+      {"acos", [](double x) { return std::acos(x); }, -0.99, 0.99, false, {}},
+      {"atan", [](double x) { return std::atan(x); }, -5, 5, false, {}},
+      {"sinh", [](double x) { return std::sinh(x); }, -3, 3, false, {}},
+      {"cosh", [](double x) { return std::cosh(x); }, -3, 3, false, {}},
+      {"asinh", [](double x) { return std::asinh(x); }, -5, 5, false, {}},
+      {"acosh", [](double x) { return std::acosh(x); }, 1.01, 5, false, {}},
+      {"atanh", [](double x) { return std::atanh(x); }, -0.95, 0.95, false, {}},
   };
 }
 
@@ -114,6 +129,7 @@ std::vector<BinaryCase> binary_cases() {
       {"pow", [](double a, double b) { return std::pow(std::abs(a), b); }, false, false},
       {"maximum", [](double a, double b) { return std::max(a, b); }, true, false},
       {"minimum", [](double a, double b) { return std::min(a, b); }, true, false},
+      {"fmod", [](double a, double b) { return std::fmod(a, b); }, false, false},
       {"eq", [](double a, double b) { return double(a == b); }, true, true},
       {"ne", [](double a, double b) { return double(a != b); }, true, true},
       {"lt", [](double a, double b) { return double(a < b); }, true, true},

@@ -13,8 +13,9 @@
 namespace oar::onnx::detail {
 
 NodeContext::NodeContext(graph::Graph& graph, const ::onnx::NodeProto& node, int64_t opset,
-                         std::vector<Value*> inputs, std::string file)
-    : graph_(graph), node_(node), opset_(opset), inputs_(std::move(inputs)), file_(std::move(file)) {}
+                         std::vector<Value*> inputs, std::string file,
+                         const std::unordered_map<const Value*, Tensor>* bound)
+    : graph_(graph), node_(node), opset_(opset), inputs_(std::move(inputs)), file_(std::move(file)), bound_(bound) {}
 
 std::string NodeContext::where() const {
   std::string name = !node_.name().empty()           ? str("node '", node_.name(), "'")
@@ -31,8 +32,63 @@ Value* NodeContext::required_input(size_t i) const {
   return inputs_[i];
 }
 
-const Tensor& NodeContext::constant_input(size_t i, const char* what) const {
+namespace {
+
+std::optional<Tensor> evaluate_value(const Value* v, const std::unordered_map<const Value*, Tensor>* bound,
+                                     std::unordered_map<const Value*, std::optional<Tensor>>& memo) {
+  if (v->kind == graph::ValueKind::kConstant) return v->tensor;
+  if (v->kind == graph::ValueKind::kInput) {
+    if (bound == nullptr) return std::nullopt;
+    auto it = bound->find(v);
+    return it == bound->end() ? std::nullopt : std::optional<Tensor>(it->second);
+  }
+  if (v->kind != graph::ValueKind::kNode || v->producer == nullptr) return std::nullopt;
+  auto known = memo.find(v);
+  if (known != memo.end()) return known->second;
+  const graph::Node& n = *v->producer;
+  std::optional<Tensor> result;
+  if (!n.op->needs_generator) {
+    std::vector<Tensor> in;
+    bool ok = true;
+    for (const Value* x : n.inputs) {
+      if (x == nullptr) {
+        in.emplace_back();
+        continue;
+      }
+      auto t = evaluate_value(x, bound, memo);
+      if (!t) {
+        ok = false;
+        break;
+      }
+      in.push_back(*t);
+    }
+    if (ok) {
+      autograd::NoGradGuard no_grad;
+      CallOptions options;
+      options.device = Device::cpu();
+      result = call(*n.op, in, n.attrs, options).at(size_t(v->output_index)).contiguous();
+    }
+  }
+  memo[v] = result;
+  return result;
+}
+
+}  // namespace
+
+std::optional<Tensor> NodeContext::evaluate(const Value* v) const {
+  std::unordered_map<const Value*, std::optional<Tensor>> memo;
+  return evaluate_value(v, bound_, memo);
+}
+
+const Tensor& NodeContext::constant_input(size_t i, const char* what) {
   Value* v = required_input(i);
+  if (!is_constant(v)) {
+    // a parameter computed from bound inputs (ONNX functions compute sizes at run time)
+    if (std::optional<Tensor> t = evaluate(v)) {
+      inputs_[i] = graph_.add_constant(v->name, *t);
+      return inputs_[i]->tensor;
+    }
+  }
   if (!is_constant(v))
     unsupported(str("input ", i, " ('", what,
                     "') must be a constant or computable at import time; oar graphs have static shapes and take it "
@@ -40,15 +96,25 @@ const Tensor& NodeContext::constant_input(size_t i, const char* what) const {
   return v->tensor;
 }
 
-std::vector<int64_t> NodeContext::constant_ints(size_t i, const char* what) const {
+std::vector<int64_t> NodeContext::constant_ints(size_t i, const char* what) {
   const Tensor& t = constant_input(i, what);
   if (is_floating(t.dtype()) || t.dtype() == DType::boolean)
     invalid(str("input ", i, " ('", what, "') must be an integer tensor, got ", dtype_name(t.dtype())));
   return t.to_vector<int64_t>();
 }
 
-std::vector<double> NodeContext::constant_doubles(size_t i, const char* what) const {
+std::vector<double> NodeContext::constant_doubles(size_t i, const char* what) {
   return constant_input(i, what).to_vector<double>();
+}
+
+std::optional<std::vector<int64_t>> NodeContext::ints_input_or_attr(size_t i, const char* name,
+                                                                    int64_t input_since) {
+  if (opset_ >= input_since) {
+    if (!has_input(i)) return std::nullopt;
+    return constant_ints(i, name);
+  }
+  if (!has_attr(name)) return std::nullopt;
+  return attr_ints(name);
 }
 
 const ::onnx::AttributeProto* NodeContext::find_attr(const std::string& name) const {
@@ -150,7 +216,7 @@ Value* NodeContext::slice(Value* v, int64_t dim, int64_t start, int64_t end, int
 
 Value* NodeContext::flip(Value* v, int64_t a) {
   int64_t n = shape(v)[size_t(a)];
-  std::vector<int64_t> idx(size_t(n));
+  std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) idx[size_t(i)] = n - 1 - i;
   return op("index_select", {v, ints(idx)}, {{"dim", a}});
 }
@@ -183,6 +249,13 @@ const MapperTable& mapper_table() {
     register_pool_conv_mappers(t);
     register_loss_mappers(t);
     register_resize_mappers(t);
+    register_scatter_mappers(t);
+    register_quantization_mappers(t);
+    register_signal_mappers(t);
+    register_training_mappers(t);
+    register_einsum_mappers(t);
+    register_rnn_mappers(t);
+    register_grid_sample_mappers(t);
     return t;
   }();
   return table;
@@ -203,6 +276,16 @@ void rethrow_with_context(const Error& e, const std::string& prefix) {
     case ErrorKind::kGraph: throw GraphError(m);
   }
   throw Error(e.kind(), m);
+}
+
+AxisLast axis_last(int64_t rank, int64_t axis) {
+  AxisLast a;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis) a.perm.push_back(i);
+  a.perm.push_back(axis);
+  a.inverse.resize(size_t(rank));
+  for (int64_t i = 0; i < rank; ++i) a.inverse[size_t(a.perm[size_t(i)])] = i;
+  return a;
 }
 
 }  // namespace oar::onnx::detail

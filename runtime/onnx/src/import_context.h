@@ -2,16 +2,19 @@
 // graph values), its attributes with ONNX defaults, its opset, and a builder
 // whose ops fold to constants when all their inputs are constants. Mappings
 // are plain functions in a table keyed by op type; each map_*.cpp file adds
-// one family (elementwise, shape, reduction, nn, loss, resize).
+// one family (elementwise, shape, reduce, nn, conv_pool, loss, resize,
+// scatter, quant, signal, training, einsum, rnn, grid_sample).
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "oar/error.h"
 #include "oar/graph/graph.h"
+#include "oar/onnx/onnx.h"
 #include "onnx/onnx_pb.h"
 
 namespace oar::onnx::detail {
@@ -24,8 +27,9 @@ using graph::Value;
 // collapses into the static attributes oar's ops take.
 class NodeContext {
  public:
+  // `bound`: values given for graph inputs (ImportOptions::input_values).
   NodeContext(graph::Graph& graph, const ::onnx::NodeProto& node, int64_t opset, std::vector<Value*> inputs,
-              std::string file);
+              std::string file, const std::unordered_map<const Value*, Tensor>* bound = nullptr);
 
   const ::onnx::NodeProto& node() const { return node_; }
   const std::string& op_type() const { return node_.op_type(); }
@@ -41,11 +45,20 @@ class NodeContext {
   const std::vector<Value*>& inputs() const { return inputs_; }
   size_t output_count() const { return size_t(node_.output_size()); }
   bool output_used(size_t i) const { return int(i) < node_.output_size() && !node_.output(int(i)).empty(); }
-  // The tensor behind input i, which must be a constant (possibly folded);
+  // The tensor behind input i, which must be a constant (possibly folded) or
+  // a graph input with a bound value (which then replaces it in this node);
   // NotImplementedError otherwise, since oar graphs take these as attributes.
-  const Tensor& constant_input(size_t i, const char* what) const;
-  std::vector<int64_t> constant_ints(size_t i, const char* what) const;
-  std::vector<double> constant_doubles(size_t i, const char* what) const;
+  const Tensor& constant_input(size_t i, const char* what);
+  std::vector<int64_t> constant_ints(size_t i, const char* what);
+  std::vector<double> constant_doubles(size_t i, const char* what);
+  // A list ONNX moved from an attribute to an input at opset `input_since`
+  // (axes, split, pads...): nullopt when neither is given.
+  std::optional<std::vector<int64_t>> ints_input_or_attr(size_t i, const char* name, int64_t input_since);
+
+  // The value of `v` if it can be computed at import time: a constant, a
+  // bound graph input, or a node whose inputs can (evaluated eagerly, the
+  // graph left as it is); nullopt otherwise.
+  std::optional<Tensor> evaluate(const Value* v) const;
 
   // ---- attributes (ONNX defaults given by the caller) ----
   const ::onnx::AttributeProto* find_attr(const std::string& name) const;
@@ -98,6 +111,7 @@ class NodeContext {
   int64_t opset_;
   std::vector<Value*> inputs_;
   std::string file_;
+  const std::unordered_map<const Value*, Tensor>* bound_;
 };
 
 // One mapping: returns the node's outputs in ONNX order (fewer is allowed
@@ -127,6 +141,29 @@ void register_nn_mappers(MapperTable& t);
 void register_pool_conv_mappers(MapperTable& t);
 void register_loss_mappers(MapperTable& t);
 void register_resize_mappers(MapperTable& t);
+void register_scatter_mappers(MapperTable& t);
+void register_quantization_mappers(MapperTable& t);
+void register_signal_mappers(MapperTable& t);
+void register_training_mappers(MapperTable& t);
+void register_einsum_mappers(MapperTable& t);
+void register_rnn_mappers(MapperTable& t);
+void register_grid_sample_mappers(MapperTable& t);
+
+// Compositions more than one family uses (defined with their family).
+// ONNX Conv of x with weight (and optional bias), attributes read from c.
+Value* conv_mapping(NodeContext& c, Value* x, Value* weight, Value* bias);
+// ONNX MatMul: 1-D operands, integer dtypes (computed in f64).
+Value* matmul_mapping(NodeContext& c, Value* a, Value* b);
+// x / (1 + |x|): ONNX's Softsign.
+Value* x_over_one_plus_abs(NodeContext& c, Value* x);
+// Indices with negative entries wrapped by `n` (at import time when constant).
+Value* wrap_indices(NodeContext& c, Value* idx, int64_t n);
+// The permutation that moves dimension `axis` of a rank-`rank` tensor last, and its inverse
+// (matmul-based mappings act on the last dimension).
+struct AxisLast {
+  std::vector<int64_t> perm, inverse;
+};
+AxisLast axis_last(int64_t rank, int64_t axis);
 
 // Rethrows `e` as the same kind of oar error with `prefix` in front.
 [[noreturn]] void rethrow_with_context(const Error& e, const std::string& prefix);

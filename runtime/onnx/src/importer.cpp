@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "import_context.h"
+#include "oar/graph/passes.h"
 #include "oar/onnx/onnx.h"
 #include "proto_io.h"
 
@@ -18,12 +19,12 @@ using graph::Value;
 
 const char* type_kind(const ::onnx::TypeProto& t) {
   switch (t.value_case()) {
-    case ::onnx::TypeProto::kTensorType: return "tensor";
-    case ::onnx::TypeProto::kSequenceType: return "sequence";
-    case ::onnx::TypeProto::kMapType: return "map";
-    case ::onnx::TypeProto::kOptionalType: return "optional";
-    case ::onnx::TypeProto::kSparseTensorType: return "sparse tensor";
-    default: return "untyped value";
+    case ::onnx::TypeProto::kTensorType: return "a tensor";
+    case ::onnx::TypeProto::kSequenceType: return "a sequence";
+    case ::onnx::TypeProto::kMapType: return "a map";
+    case ::onnx::TypeProto::kOptionalType: return "an optional";
+    case ::onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
+    default: return "an untyped value";
   }
 }
 
@@ -65,10 +66,14 @@ std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, cons
   if (!options.input_shapes.empty() && options.input_shapes.size() != runtime_inputs)
     throw ValueError(str(file, ": ", options.input_shapes.size(), " input shapes given but the model has ",
                          runtime_inputs, " inputs"));
+  if (!options.input_values.empty() && options.input_values.size() != runtime_inputs)
+    throw ValueError(str(file, ": ", options.input_values.size(), " input values given but the model has ",
+                         runtime_inputs, " inputs"));
+  std::unordered_map<const Value*, Tensor> bound;
   for (const auto& in : g.input()) {
     if (initializers.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
     if (in.type().value_case() != ::onnx::TypeProto::kTensorType)
-      throw NotImplementedError(str(file, ": graph input '", in.name(), "' is a ", type_kind(in.type()),
+      throw NotImplementedError(str(file, ": graph input '", in.name(), "' is ", type_kind(in.type()),
                                     "; unsupported input type (only tensors are imported)"));
     DType dtype = dtype_from_onnx(in.type().tensor_type().elem_type(), str(file, ": graph input '", in.name(), "'"));
     Shape shape;
@@ -86,8 +91,16 @@ std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, cons
     } else {
       shape = declared_shape(in, file);
     }
+    Value* v = graph->add_input(in.name(), {shape, dtype});
+    if (k < options.input_values.size() && options.input_values[k].defined()) {
+      const Tensor& t = options.input_values[k];
+      if (t.shape() != shape || t.dtype() != dtype)
+        throw ValueError(str(file, ": the value given for graph input '", in.name(), "' is ", dtype_name(t.dtype()),
+                             shape_str(t.shape()), " but the input is ", dtype_name(dtype), shape_str(shape)));
+      bound[v] = t.to(Device::cpu());
+    }
     ++k;
-    values[in.name()] = graph->add_input(in.name(), {shape, dtype});
+    values[in.name()] = v;
   }
 
   const detail::MapperTable& table = detail::mapper_table();
@@ -105,10 +118,13 @@ std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, cons
                              "truncated model?)"));
       inputs.push_back(it->second);
     }
-    NodeContext ctx(*graph, node, opset, std::move(inputs), file);
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      ctx.unsupported(str("operator domain '", node.domain(), "' is not supported (only ai.onnx)"));
-    if (opset == 0) ctx.invalid("the model does not import the ai.onnx opset");
+    // The training domain's optimizers (Adagrad, Adam, Momentum) are mapped too.
+    bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+    int64_t node_opset = standard ? opset : detail::domain_opset(model, node.domain());
+    NodeContext ctx(*graph, node, node_opset, std::move(inputs), file, &bound);
+    if (!standard && node.domain() != "ai.onnx.preview.training")
+      ctx.unsupported(str("operator domain '", node.domain(), "' is not supported (only ai.onnx and ai.onnx.preview.training)"));
+    if (node_opset == 0) ctx.invalid(str("the model does not import an opset for domain '", node.domain(), "'"));
     const detail::Mapper* mapper = table.find(node.op_type());
     if (mapper == nullptr) ctx.unsupported(str("op type '", node.op_type(), "' has no oar mapping"));
     std::vector<Value*> outs;
@@ -133,7 +149,7 @@ std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, cons
   for (const auto& out : g.output()) {
     if (out.type().value_case() != ::onnx::TypeProto::kTensorType &&
         out.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
-      throw NotImplementedError(str(file, ": graph output '", out.name(), "' is a ", type_kind(out.type()),
+      throw NotImplementedError(str(file, ": graph output '", out.name(), "' is ", type_kind(out.type()),
                                     "; unsupported output type (only tensors are imported)"));
     auto it = values.find(out.name());
     if (it == values.end())
@@ -141,13 +157,16 @@ std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, cons
     outputs.push_back(it->second);
   }
   graph->set_outputs(std::move(outputs));
-  // Folding leaves intermediate constants behind that nothing reads.
-  graph->remove_unused_tensors();
+  // Folding leaves constants behind that nothing reads, and some mappings
+  // build values only an unused ONNX output would have read.
+  graph::eliminate_dead_code(*graph);
   graph->verify();
   return graph;
 }
 
 }  // namespace
+
+std::vector<std::string> supported_op_types() { return detail::mapper_table().op_types(); }
 
 std::unique_ptr<graph::Graph> import_model_bytes(const std::string& bytes, const std::string& name,
                                                  const ImportOptions& options) {

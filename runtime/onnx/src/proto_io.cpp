@@ -36,7 +36,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw IOError(str(path, ": directory ", dir.string(), " does not exist"));
   // Same directory as the target, so the rename cannot cross file systems.
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
+  std::string tmp = (dir / str(".", target.filename().string(), ".tmp", ::getpid())).string();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw IOError(str(path, ": cannot create temporary file ", tmp));
@@ -90,6 +90,12 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
 int64_t default_opset(const ::onnx::ModelProto& model) {
   for (const auto& op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
+  return 0;
+}
+
+int64_t domain_opset(const ::onnx::ModelProto& model, const std::string& domain) {
+  for (const auto& op : model.opset_import())
+    if (op.domain() == domain) return op.version();
   return 0;
 }
 

@@ -22,6 +22,8 @@ void write_file_atomic(const std::string& path, const std::string& bytes);
 
 // The opset the model imports for the default domain ("" or "ai.onnx").
 int64_t default_opset(const ::onnx::ModelProto& model);
+// The opset the model imports for another domain; 0 when none.
+int64_t domain_opset(const ::onnx::ModelProto& model, const std::string& domain);
 
 // ONNX's TensorProto data-type name, for messages ("UINT16").
 const char* onnx_type_name(int32_t onnx_type);

@@ -67,6 +67,46 @@ void register_elementwise_grad_rules() {
     return op("where", {inside, g, zeros_like(g)});
   });
   unary("copy", [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return g; });
+  // Piecewise constant: zero gradient almost everywhere, as PyTorch.
+  for (const char* name : {"floor", "ceil", "round", "sign"})
+    unary(name, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return zeros_like(g); });
+  unary("erf", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);  // 2 / sqrt(pi) * e^(-x^2)
+    return mul(g, mul(scalar_like(y, 1.1283791670955126), op("exp", {neg(mul(xx, xx))})));
+  });
+  unary("tan", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
+    return mul(g, add(scalar_like(y, 1.0), mul(y, y)));
+  });
+  unary("asin", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);
+    return mul(g, op("rsqrt", {sub(scalar_like(y, 1.0), mul(xx, xx))}));
+  });
+  unary("acos", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);
+    return neg(mul(g, op("rsqrt", {sub(scalar_like(y, 1.0), mul(xx, xx))})));
+  });
+  unary("atan", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);
+    return div(g, add(scalar_like(y, 1.0), mul(xx, xx)));
+  });
+  unary("sinh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    return mul(g, op("cosh", {xf(x, y)}));
+  });
+  unary("cosh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    return mul(g, op("sinh", {xf(x, y)}));
+  });
+  unary("asinh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);
+    return mul(g, op("rsqrt", {add(mul(xx, xx), scalar_like(y, 1.0))}));
+  });
+  unary("acosh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);
+    return mul(g, op("rsqrt", {sub(mul(xx, xx), scalar_like(y, 1.0))}));
+  });
+  unary("atanh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    Tensor xx = xf(x, y);
+    return div(g, sub(scalar_like(y, 1.0), mul(xx, xx)));
+  });
   // cast: the engine casts the gradient back to the input's dtype
   register_grad_rule("cast", [](const GradContext& c) -> std::vector<Tensor> {
     if (!is_floating(c.inputs[0].dtype())) return {Tensor()};
@@ -113,6 +153,17 @@ void register_elementwise_grad_rules() {
       Tensor wb = sub(ones_like(wa), wa);
       return {c.needs(0) ? mul(g, wa) : Tensor(), c.needs(1) ? mul(g, wb) : Tensor()};
     });
+  register_grad_rule("fmod", [](const GradContext& c) -> std::vector<Tensor> {
+    // fmod(a, b) = a - b * trunc(a / b): d/da = 1, d/db = -trunc(a / b)
+    Tensor g = c.grad_or_zeros(0);
+    Tensor gb;
+    if (c.needs(1)) {
+      Tensor q = div(c.inputs[0], c.inputs[1]);
+      Tensor trunc = op("where", {op("lt", {q, scalar_like(q, 0.0)}), op("ceil", {q}), op("floor", {q})});
+      gb = neg(mul(g, trunc));
+    }
+    return {g, gb};
+  });
   register_grad_rule("where", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
     Tensor z = zeros_like(g);

@@ -13,12 +13,25 @@
 namespace oar::kp::math {
 
 using std::abs;
+using std::acos;
+using std::acosh;
+using std::asin;
+using std::asinh;
+using std::atan;
+using std::atanh;
+using std::ceil;
 using std::cos;
+using std::cosh;
 using std::erf;
 using std::exp;
+using std::floor;
+using std::fmod;
 using std::log;
+using std::rint;
 using std::sin;
+using std::sinh;
 using std::sqrt;
+using std::tan;
 using std::tanh;
 
 template <class T>

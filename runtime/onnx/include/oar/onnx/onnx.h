@@ -39,6 +39,13 @@ struct ImportOptions {
   // Static shapes for the graph inputs that are not initializers, in order;
   // empty: use the shapes the model declares (which must then be static).
   std::vector<Shape> input_shapes;
+  // Values for the graph inputs that ONNX ops read as parameters rather than
+  // data (Reshape's shape, Unsqueeze's axes, Tile's repeats, Pad's pads,
+  // Resize's scales...), in the same order; undefined tensors for the rest,
+  // or empty. oar ops take such parameters as attributes, so a mapping that
+  // needs one uses the value given here: the graph still takes that input
+  // but is specialized to this value, as it is to the input shapes.
+  std::vector<Tensor> input_values;
 };
 
 // ONNX model file -> graph. The graph's inputs are the model's non-initializer
@@ -47,6 +54,9 @@ std::unique_ptr<graph::Graph> import_model(const std::string& path, const Import
 // The same from serialized bytes; `name` stands for the file in messages.
 std::unique_ptr<graph::Graph> import_model_bytes(const std::string& bytes, const std::string& name = "<bytes>",
                                                  const ImportOptions& options = {});
+
+// The ONNX op types the importer maps (ai.onnx and the training domain), sorted.
+std::vector<std::string> supported_op_types();
 
 // ONNX element type (TensorProto::DataType value) <-> oar dtype; DTypeError
 // for types oar has no dtype for (string, complex, uint16, ...).
