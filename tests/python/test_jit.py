@@ -275,3 +275,23 @@ def test_train_graph_refuses_steps_that_depend_on_changing_python_values():
     train_step(x)
     with pytest.raises(oar.GraphError, match="different graph"):
         train_step(x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_onnx_export_and_import_round_trip(device, tmp_path):
+    oar.manual_seed(6)
+    model = DigitsCNN().to(device).eval()
+    x = _images(7, device)
+    with oar.no_grad():
+        want = model(x)
+    path = tmp_path / "digits.onnx"
+    oar.onnx.export(model, path, example_inputs=x)
+    f = oar.onnx.load(path)
+    _close(f(x), want)
+    assert "conv2d" in f.graph.ops()
+    assert {"Conv", "Relu", "MaxPool", "Gemm"} <= set(oar.onnx.supported_ops())
+    with pytest.raises(oar.IOError, match="missing.onnx"):
+        oar.onnx.load(tmp_path / "missing.onnx")
+    (tmp_path / "junk.onnx").write_bytes(b"\x08\x07garbage that is not a model")
+    with pytest.raises(oar.OarError, match="junk.onnx"):
+        oar.onnx.load(tmp_path / "junk.onnx")

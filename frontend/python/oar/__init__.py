@@ -16,11 +16,12 @@ from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, wher
 from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
 from . import autograd, nn, optim, utils
 from . import jit
+from . import onnx
 from .serialization import save, load
 from . import cuda
 
 __all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
-           "autograd", "utils", "save", "load", "info", "ops", "jit"]
+           "autograd", "utils", "save", "load", "info", "ops", "jit", "onnx"]
 __version__ = "0.1.0"
 
 

@@ -34,5 +34,6 @@ void bind_tensor(nb::module_& m);
 void bind_functions(nb::module_& m);
 void bind_data(nb::module_& m);
 void bind_jit(nb::module_& m);
+void bind_onnx(nb::module_& m);
 
 }  // namespace oar::py

@@ -63,7 +63,8 @@ void bind_jit(nb::module_& m) {
       .def("dump", &Graph::dump)
       .def("__str__", &Graph::dump)
       .def("verify", &Graph::verify)
-      .def("optimize", [](Graph& g, nb::handle device) { graph::optimize(g, to_device(device)); }, nb::arg("device"),
+      .def("optimize", [](Graph& g, nb::handle device, bool fuse) { graph::optimize(g, to_device(device), fuse); },
+           nb::arg("device"), nb::arg("fuse") = true,
            "constant folding, identity views, bias and elementwise fusion for `device`, common "
            "subexpressions, dead code (graph/passes.h)")
       .def_prop_ro("node_count", &Graph::node_count)

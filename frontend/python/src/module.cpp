@@ -8,4 +8,5 @@ NB_MODULE(_C, m) {
   oar::py::bind_functions(m);
   oar::py::bind_data(m);
   oar::py::bind_jit(m);
+  oar::py::bind_onnx(m);
 }

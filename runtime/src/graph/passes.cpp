@@ -312,13 +312,13 @@ size_t freeze(Graph& g) {
   return frozen;
 }
 
-void optimize(Graph& g, Device device) {
+void optimize(Graph& g, Device device, bool fuse_chains) {
   fold_constants(g);
   eliminate_identity_views(g);
   fuse_bias(g);
   eliminate_common_subexpressions(g);
   eliminate_dead_code(g);
-  fuse_elementwise(g, device.type);
+  if (fuse_chains) fuse_elementwise(g, device.type);
   g.verify();
 }
 

@@ -63,6 +63,8 @@ void optimize_for_inference(Graph& graph, Device device);
 // What every traced graph gets (captured tensors stay by reference): constant
 // folding, identity views, bias fusion, common subexpressions, dead code, and
 // elementwise fusion for the device the graph will run on.
-void optimize(Graph& graph, Device device);
+// `fuse_chains` false leaves elementwise chains unfused (a graph meant for
+// export: ONNX has no fused_elementwise).
+void optimize(Graph& graph, Device device, bool fuse_chains = true);
 
 }  // namespace oar::graph

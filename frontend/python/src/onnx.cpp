@@ -1,0 +1,33 @@
+// oar._C's ONNX functions (liboar_onnx.so) for oar.onnx: import a model file
+// as a graph and export a graph to a model file. Built only where the ONNX
+// library is (OAR_HAVE_ONNX); oar.onnx says so otherwise.
+#include "bindings.h"
+
+#ifdef OAR_HAVE_ONNX
+#include <nanobind/stl/shared_ptr.h>
+
+#include "oar/graph/graph.h"
+#include "oar/onnx/onnx.h"
+#endif
+
+namespace oar::py {
+
+void bind_onnx(nb::module_& m) {
+#ifdef OAR_HAVE_ONNX
+  m.def(
+      "onnx_import",
+      [](const std::string& path, const std::vector<std::vector<int64_t>>& input_shapes) {
+        onnx::ImportOptions options;
+        for (const auto& s : input_shapes) options.input_shapes.emplace_back(s.begin(), s.end());
+        return std::shared_ptr<graph::Graph>(onnx::import_model(path, options));
+      },
+      nb::arg("path"), nb::arg("input_shapes") = std::vector<std::vector<int64_t>>{});
+  m.def("onnx_export", [](const graph::Graph& g, const std::string& path, int opset) { onnx::export_model(g, path, opset); },
+        nb::arg("graph"), nb::arg("path"), nb::arg("opset") = 17);
+  m.def("onnx_supported_ops", &onnx::supported_op_types);
+#else
+  (void)m;
+#endif
+}
+
+}  // namespace oar::py
