@@ -78,19 +78,19 @@ class StaticFunction:
         self._fn = fn
         self._module = module
         self._compiled = {}
-        self._bound = {}
         functools.update_wrapper(self, fn)
 
     def __get__(self, instance, owner=None):
-        # `@to_static` on a method: one StaticFunction (and cache) per instance.
+        # `@to_static` on a method: one StaticFunction (and cache) per instance, kept in the
+        # instance's __dict__ so it lives and dies with the instance.
         if instance is None:
             return self
-        bound = self._bound.get(id(instance))
-        if bound is None or bound._instance_ref is not instance:
+        key = f"_oar_static_{self._fn.__name__}_{id(self)}"
+        bound = instance.__dict__.get(key)
+        if bound is None:
             bound = StaticFunction(self._fn.__get__(instance, owner),
                                    module=instance if isinstance(instance, Module) else None)
-            bound._instance_ref = instance
-            self._bound[id(instance)] = bound
+            instance.__dict__[key] = bound
         return bound
 
     @property
