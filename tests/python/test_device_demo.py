@@ -39,7 +39,9 @@ def _require_or_skip(device_type):
 
 def _run_demo(device, epochs, tmp_path):
     env = dict(os.environ, OAR_DEVICE=device, OAR_FALLBACK="error")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [os.environ.get("TEST_OAR_PYTHONPATH", ""), sys.path[0]] if p)
+    # The demo imports the oar package this test imported (not whatever a .pth file names).
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(oar.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [os.environ.get("TEST_OAR_PYTHONPATH", ""), package_root] if p)
     out = subprocess.run([sys.executable, DEMO, "--epochs", str(epochs), "--seed", "0",
                           "--checkpoint", str(tmp_path / f"digits_{device}.oar")],
                          env=env, capture_output=True, text=True, timeout=1200)

@@ -283,3 +283,38 @@ TEST(GraphPasses, FusedChainsStillCarryGradients) {
   std::vector<double> xs = host_values(xv), grad = host_values(xv.grad());
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(grad[i], std::cos(xs[i] * xs[i]) * 2 * xs[i], 1e-5);
 }
+
+TEST(GraphPasses, ActivationsFuseIntoConvolutionWhereTheDeviceHasTheKernel) {
+  auto build = [](const std::string& act, bool shared) {
+    auto g = std::make_shared<Graph>();
+    Value* x = g->add_input("x", {{2, 3, 7, 7}, DType::f32});
+    Value* w = g->add_captured("w", random_tensor({5, 3, 3, 3}, 30));
+    Value* b = g->add_captured("b", random_tensor({5}, 31));
+    Node* conv = g->add_node("conv2d", {x, w, b}, {{"stride", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{1, 1}}});
+    Node* a = g->add_node(act, {conv->outputs[0]}, {});
+    std::vector<Value*> outs{a->outputs[0]};
+    if (shared) outs.push_back(conv->outputs[0]);  // the convolution is read twice: not fused
+    g->set_outputs(outs);
+    return g;
+  };
+  Tensor xv = random_tensor({2, 3, 7, 7}, 32).set_requires_grad(true);
+  for (const std::string act : {"relu", "sigmoid", "tanh"})
+    for (Device dev : devices()) {
+      auto plain = build(act, false);
+      std::vector<double> want = host_values(run(plain, {xv.detach()}, dev)[0]);
+      auto g = build(act, false);
+      size_t fused = fuse_activation(*g, dev.type);
+      g->verify();
+      EXPECT_EQ(fused, dev.type_name() == "cpu" ? 1u : 0u) << act << " on " << dev.str();
+      expect_close(host_values(run(g, {xv.detach()}, dev)[0]), want, 1e-5, 1e-5, act + " fused on " + dev.str());
+      auto shared = build(act, true);
+      EXPECT_EQ(fuse_activation(*shared, dev.type), 0u);
+    }
+  // Gradients flow through a fused node (its parts record them).
+  auto g = build("tanh", false);
+  ASSERT_EQ(fuse_activation(*g, Runtime::get().cpu_type()), 1u);
+  auto plain = build("tanh", false);
+  Tensor gx_fused = autograd::grad({call1("sum", {Executor(g, Device::cpu()).run({xv})[0]})}, {xv})[0];
+  Tensor gx_plain = autograd::grad({call1("sum", {Executor(plain, Device::cpu()).run({xv})[0]})}, {xv})[0];
+  expect_close(host_values(gx_fused), host_values(gx_plain), 1e-6, 1e-6, "grad through conv2d_act");
+}

@@ -4,6 +4,9 @@
 // float dtype that also serve what oneDNN declines. PyTorch's grouped weight
 // [C_out, C_in / groups, kH, kW] is oneDNN's goihw layout byte for byte, and
 // oneDNN counts dilation from 0 where PyTorch counts from 1.
+#include <cmath>
+#include <cstring>
+#include <string>
 #include <tuple>
 
 #include "ops/dnnl_common.h"
@@ -16,6 +19,16 @@ namespace {
 using namespace nn;
 
 enum ConvKind : int64_t { kForward, kBackwardData, kBackwardWeight };
+enum Activation : int64_t { kNoActivation, kRelu, kSigmoid, kTanh };
+
+Activation activation_of(const sdk::KernelArgs& a) {
+  if (std::strcmp(a.context().op_name, "conv2d_act") != 0) return kNoActivation;
+  std::string name = a.attr_string("activation");
+  if (name == "relu") return kRelu;
+  if (name == "sigmoid") return kSigmoid;
+  if (name == "tanh") return kTanh;
+  sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "conv2d_act: unknown activation '" + name + "'");
+}
 
 struct ConvGeom {
   ConvKind kind;
@@ -23,6 +36,7 @@ struct ConvGeom {
   Dims x, w, y;  // [N, C, H, W], [OC, C / g, KH, KW], [N, OC, OH, OW]
   int64_t sh, sw, ph, pw, dh, dw, groups;
   bool bias = false;
+  Activation act = kNoActivation;  // conv2d_act: applied to the output in the same kernel
 };
 
 // Attribute pairs arrive as 1 or 2 values (validated by the catalog).
@@ -42,6 +56,7 @@ ConvGeom geometry(const sdk::KernelArgs& a, ConvKind kind) {
   if (kind == kForward) {
     g.x = dims_of(a.input(0)), g.w = dims_of(a.input(1)), g.y = dims_of(a.output(0));
     g.bias = a.has_input(2);
+    g.act = activation_of(a);
   } else if (kind == kBackwardData) {
     g.y = dims_of(a.input(0)), g.w = dims_of(a.input(1)), g.x = dims_of(a.output(0));
   } else {
@@ -58,7 +73,7 @@ PrimitiveCache& cache() {
 CachedPtr lookup(const ConvGeom& g) {
   Key key;
   key.add(g.kind).add(g.dtype).add(g.x).add(g.w).add(g.y).add(g.bias);
-  key.add(g.sh).add(g.sw).add(g.ph).add(g.pw).add(g.dh).add(g.dw).add(g.groups);
+  key.add(g.sh).add(g.sw).add(g.ph).add(g.pw).add(g.dh).add(g.dw).add(g.groups).add(int64_t(g.act));
   return cache().get(key, [&](Cached& e) {
     using namespace dnnl;
     memory::desc x_md = dense_md(g.x, g.dtype), y_md = dense_md(g.y, g.dtype);
@@ -70,7 +85,16 @@ CachedPtr lookup(const ConvGeom& g) {
                                                        x_md, w_md, b_md, y_md, strides, dil, pad, pad)
                            : convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
                                                        x_md, w_md, y_md, strides, dil, pad, pad);
-    convolution_forward::primitive_desc fwd(fwd_desc, engine());
+    primitive_attr attr;
+    if (g.act != kNoActivation) {
+      post_ops ops;
+      algorithm alg = g.act == kRelu ? algorithm::eltwise_relu
+                      : g.act == kSigmoid ? algorithm::eltwise_logistic
+                                          : algorithm::eltwise_tanh;
+      ops.append_eltwise(1.f, alg, 0.f, 0.f);
+      attr.set_post_ops(ops);
+    }
+    convolution_forward::primitive_desc fwd(fwd_desc, attr, engine());
     if (g.kind == kForward) {
       e.prim = convolution_forward(fwd);
     } else if (g.kind == kBackwardData) {
@@ -211,6 +235,18 @@ struct RefConv {
   }
 };
 
+// The activation of conv2d_act on the reference path, through double as the
+// elementwise kernels compute it.
+template <class T>
+void apply_activation(Activation act, T* y, int64_t n) {
+  if (act == kNoActivation) return;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = to_d(y[i]);
+    v = act == kRelu ? (v > 0 ? v : 0.0) : act == kSigmoid ? 1.0 / (1.0 + std::exp(-v)) : std::tanh(v);
+    y[i] = from_d<T>(v);
+  }
+}
+
 template <ConvKind kind>
 oar_status_t ref_conv_kernel(const oar_kernel_context* ctx) {
   return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
@@ -219,7 +255,10 @@ oar_status_t ref_conv_kernel(const oar_kernel_context* ctx) {
     visit_float(g.dtype, [&]<class T>() {
       RefConv<T> conv(g);
       auto in = [&](int i) { return static_cast<const T*>(dense_input(a, i)); };
-      if (kind == kForward) conv.forward(in(0), in(1), g.bias ? in(2) : nullptr, out.as<T>());
+      if (kind == kForward) {
+        conv.forward(in(0), in(1), g.bias ? in(2) : nullptr, out.as<T>());
+        apply_activation(g.act, out.as<T>(), g.y[0] * g.y[1] * g.y[2] * g.y[3]);
+      }
       else if (kind == kBackwardData) conv.backward_data(in(0), in(1), out.as<T>());
       else conv.backward_weight(in(0), in(1), out.as<T>());
     });
@@ -238,6 +277,7 @@ oar_status_t register_conv(const oar_kernel_registrar* r, const char* op) {
 
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r) {
   if (auto st = register_conv<kForward>(r, "conv2d")) return st;
+  if (auto st = register_conv<kForward>(r, "conv2d_act")) return st;
   if (auto st = register_conv<kBackwardData>(r, "conv2d_backward_data")) return st;
   return register_conv<kBackwardWeight>(r, "conv2d_backward_weight");
 }

@@ -311,6 +311,31 @@ void register_nn_ops(OpRegistry& r) {
                 "2-D convolution (cross-correlation) of x [N, C, H, W] with weight [C_out, C / groups, kH, kW]",
                 DTypePolicy::kPromote, lower));
   {
+    // conv2d with its activation in the same kernel (a oneDNN post-op on the CPU); graph
+    // fusion makes it where the device has the kernel, and it decomposes everywhere else.
+    auto attrs = conv_attr_specs();
+    attrs.push_back(attr("activation", AttrType::kString, std::string("relu")));
+    OpSchema fused = make_op(
+        "conv2d_act", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"}, attrs,
+        [](const InferContext& c) {
+          const std::string& act = c.attrs.get_string("activation");
+          if (act != "relu" && act != "sigmoid" && act != "tanh")
+            throw ValueError(str("conv2d_act: activation must be relu, sigmoid or tanh, got '", act, "'"));
+          return conv2d_infer(c);
+        },
+        "activation(conv2d(x, weight, bias)) in one kernel, activation one of relu, sigmoid, tanh (made by "
+        "graph fusion)",
+        DTypePolicy::kPromote, lower);
+    fused.decompose = [](const std::vector<Tensor>& in, const Attrs& attrs) {
+      Attrs conv_attrs;
+      for (const auto& [name, value] : attrs.items())
+        if (name != "activation") conv_attrs.set(name, value);
+      Tensor y = call1("conv2d", in, conv_attrs);
+      return std::vector<Tensor>{call1(attrs.get_string("activation"), {y})};
+    };
+    r.add(std::move(fused));
+  }
+  {
     auto attrs = conv_attr_specs();
     attrs.insert(attrs.begin(), attr("input_shape", AttrType::kInts));
     r.add(make_op("conv2d_backward_data", {InputSpec{"grad_y"}, InputSpec{"weight"}}, {"grad_x"}, attrs,

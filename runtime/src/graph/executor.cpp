@@ -258,10 +258,11 @@ std::vector<Tensor> Executor::run_eager(std::vector<Tensor>& slots) {
   for (const auto& node : graph_->nodes()) {
     std::vector<Tensor> in;
     for (Value* v : node->inputs) in.push_back(v != nullptr ? slots[size_t(v->id)] : Tensor());
-    // A fused chain has no gradient rule of its own: its parts, run one by one, record theirs.
-    std::vector<Tensor> out = node->op->name == "fused_elementwise" && autograd::is_grad_enabled()
-                                  ? node->op->decompose(in, node->attrs)
-                                  : call(*node->op, in, node->attrs);
+    // A fused node (fused_elementwise, conv2d_act) has no gradient rule of its own:
+    // its parts, run one by one, record theirs.
+    bool unfuse = node->op->decompose && !node->op->view && autograd::find_grad_rule(*node->op) == nullptr &&
+                  autograd::is_grad_enabled();
+    std::vector<Tensor> out = unfuse ? node->op->decompose(in, node->attrs) : call(*node->op, in, node->attrs);
     for (size_t i = 0; i < node->outputs.size(); ++i) slots[size_t(node->outputs[i]->id)] = std::move(out[i]);
   }
   std::vector<Tensor> results;

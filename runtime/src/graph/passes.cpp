@@ -204,6 +204,33 @@ size_t fuse_bias(Graph& g) {
   return fused;
 }
 
+size_t fuse_activation(Graph& g, int32_t device_type) {
+  const OpSchema& fused_op = OpRegistry::instance().get("conv2d_act");
+  std::vector<int32_t> uses = g.use_counts();
+  size_t fused = 0;
+  for (size_t pos = 0; pos < g.nodes().size(); ++pos) {
+    Node* act = g.nodes()[pos].get();
+    const std::string& name = act->op->name;
+    if (name != "relu" && name != "sigmoid" && name != "tanh") continue;
+    Value* y = act->inputs[0];
+    Node* conv = y->producer;
+    if (conv == nullptr || conv->op->name != "conv2d" || uses[size_t(y->id)] != 1) continue;
+    DType sig[2] = {conv->inputs[0]->meta.dtype, conv->inputs[1]->meta.dtype};
+    if (sig[0] != sig[1] || KernelRegistry::instance().lookup(fused_op.id, device_type, sig, 2) == nullptr) continue;
+    Attrs attrs = conv->attrs;
+    attrs.set("activation", name);
+    Node* node = g.insert_node(pos++, fused_op, conv->inputs, attrs);
+    g.replace_uses(act->outputs[0], node->outputs[0]);
+    ++fused;
+    uses = g.use_counts();
+  }
+  if (fused > 0) {
+    g.renumber();
+    eliminate_dead_code(g);
+  }
+  return fused;
+}
+
 size_t fuse_elementwise(Graph& g, int32_t device_type) {
   const OpSchema& fused_op = OpRegistry::instance().get("fused_elementwise");
   const auto& functors = fusable_functors();
@@ -318,6 +345,7 @@ void optimize(Graph& g, Device device, bool fuse_chains) {
   fuse_bias(g);
   eliminate_common_subexpressions(g);
   eliminate_dead_code(g);
+  fuse_activation(g, device.type);
   if (fuse_chains) fuse_elementwise(g, device.type);
   g.verify();
 }

@@ -40,6 +40,11 @@ size_t fold_batch_norm_into_conv(Graph& graph);
 // Only where the intermediate has no other reader and no dtype promotion is involved.
 size_t fuse_bias(Graph& graph);
 
+// conv2d whose only reader is relu, sigmoid or tanh becomes conv2d_act (the
+// activation in the convolution kernel: a oneDNN post-op on the CPU), where
+// `device_type` has a conv2d_act kernel for that dtype.
+size_t fuse_activation(Graph& graph, int32_t device_type);
+
 // Elementwise-chain fusion: maximal chains of same-dtype elementwise functor
 // nodes (add, mul, exp, clamp, ... from kernel_primitives' .def files) of one
 // output shape, each intermediate read only inside its chain, become one
@@ -62,7 +67,7 @@ size_t freeze(Graph& graph);
 void optimize_for_inference(Graph& graph, Device device);
 // What every traced graph gets (captured tensors stay by reference): constant
 // folding, identity views, bias fusion, common subexpressions, dead code, and
-// elementwise fusion for the device the graph will run on.
+// activation and elementwise fusion for the device the graph will run on.
 // `fuse_chains` false leaves elementwise chains unfused (a graph meant for
 // export: ONNX has no fused_elementwise).
 void optimize(Graph& graph, Device device, bool fuse_chains = true);
