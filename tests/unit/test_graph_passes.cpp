@@ -318,3 +318,27 @@ TEST(GraphPasses, ActivationsFuseIntoConvolutionWhereTheDeviceHasTheKernel) {
   Tensor gx_plain = autograd::grad({call1("sum", {Executor(plain, Device::cpu()).run({xv})[0]})}, {xv})[0];
   expect_close(host_values(gx_fused), host_values(gx_plain), 1e-6, 1e-6, "grad through conv2d_act");
 }
+
+TEST(GraphPasses, ActivationsFuseIntoLinear) {
+  for (bool big : {false, true}) {  // the small-GEMM loop and oneDNN's matmul with a post-op
+    int64_t m = big ? 96 : 4, k = big ? 80 : 3, n = big ? 72 : 5;
+    auto build = [&](const std::string& act) {
+      auto g = std::make_shared<Graph>();
+      Value* x = g->add_input("x", {{m, k}, DType::f32});
+      Value* w = g->add_captured("w", random_tensor({n, k}, 40));
+      Value* b = g->add_captured("b", random_tensor({n}, 41));
+      Node* lin = g->add_node("linear", {x, w, b}, {});
+      g->set_outputs({g->add_node(act, {lin->outputs[0]}, {})->outputs[0]});
+      return g;
+    };
+    Tensor xv = random_tensor({m, k}, 42);
+    for (const std::string act : {"relu", "sigmoid", "tanh"})
+      for (Device dev : devices()) {
+        std::vector<double> want = host_values(run(build(act), {xv}, dev)[0]);
+        auto g = build(act);
+        EXPECT_EQ(fuse_activation(*g, dev.type), dev.type_name() == "cpu" ? 1u : 0u);
+        g->verify();
+        expect_close(host_values(run(g, {xv}, dev)[0]), want, 1e-5, 1e-5, act + " linear fused on " + dev.str());
+      }
+  }
+}

@@ -6,7 +6,7 @@
 
 Import maps each ONNX node onto oar ops (opsets up to 17); shapes are static, taken from the model
 or from `input_shapes`. Export traces the function (so the graph has the example inputs' shapes),
-keeps elementwise chains unfused (ONNX has no fused op) and writes the file atomically. Errors are
+skips the fusions into oar-only ops (conv2d_act, linear_act, fused_elementwise) and writes the file atomically. Errors are
 typed and name the file: IOError (missing, truncated, corrupt), ValueError (a newer model),
 NotImplementedError (an op with no mapping), DTypeError (an element type oar lacks).
 """

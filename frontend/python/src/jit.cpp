@@ -65,8 +65,8 @@ void bind_jit(nb::module_& m) {
       .def("verify", &Graph::verify)
       .def("optimize", [](Graph& g, nb::handle device, bool fuse) { graph::optimize(g, to_device(device), fuse); },
            nb::arg("device"), nb::arg("fuse") = true,
-           "constant folding, identity views, bias and elementwise fusion for `device`, common "
-           "subexpressions, dead code (graph/passes.h)")
+           "constant folding, identity views, bias fusion, common subexpressions, dead code, and (fuse=True) "
+           "activation and elementwise fusion where `device` has those kernels (graph/passes.h)")
       .def_prop_ro("node_count", &Graph::node_count)
       .def_prop_ro("input_count", [](const Graph& g) { return g.inputs().size(); })
       .def_prop_ro("output_count", [](const Graph& g) { return g.outputs().size(); })

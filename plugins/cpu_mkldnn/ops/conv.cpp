@@ -19,16 +19,7 @@ namespace {
 using namespace nn;
 
 enum ConvKind : int64_t { kForward, kBackwardData, kBackwardWeight };
-enum Activation : int64_t { kNoActivation, kRelu, kSigmoid, kTanh };
 
-Activation activation_of(const sdk::KernelArgs& a) {
-  if (std::strcmp(a.context().op_name, "conv2d_act") != 0) return kNoActivation;
-  std::string name = a.attr_string("activation");
-  if (name == "relu") return kRelu;
-  if (name == "sigmoid") return kSigmoid;
-  if (name == "tanh") return kTanh;
-  sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "conv2d_act: unknown activation '" + name + "'");
-}
 
 struct ConvGeom {
   ConvKind kind;
@@ -56,7 +47,7 @@ ConvGeom geometry(const sdk::KernelArgs& a, ConvKind kind) {
   if (kind == kForward) {
     g.x = dims_of(a.input(0)), g.w = dims_of(a.input(1)), g.y = dims_of(a.output(0));
     g.bias = a.has_input(2);
-    g.act = activation_of(a);
+    g.act = activation_of(a, "conv2d_act");
   } else if (kind == kBackwardData) {
     g.y = dims_of(a.input(0)), g.w = dims_of(a.input(1)), g.x = dims_of(a.output(0));
   } else {
@@ -85,16 +76,7 @@ CachedPtr lookup(const ConvGeom& g) {
                                                        x_md, w_md, b_md, y_md, strides, dil, pad, pad)
                            : convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
                                                        x_md, w_md, y_md, strides, dil, pad, pad);
-    primitive_attr attr;
-    if (g.act != kNoActivation) {
-      post_ops ops;
-      algorithm alg = g.act == kRelu ? algorithm::eltwise_relu
-                      : g.act == kSigmoid ? algorithm::eltwise_logistic
-                                          : algorithm::eltwise_tanh;
-      ops.append_eltwise(1.f, alg, 0.f, 0.f);
-      attr.set_post_ops(ops);
-    }
-    convolution_forward::primitive_desc fwd(fwd_desc, attr, engine());
+    convolution_forward::primitive_desc fwd(fwd_desc, activation_attr(g.act), engine());
     if (g.kind == kForward) {
       e.prim = convolution_forward(fwd);
     } else if (g.kind == kBackwardData) {
@@ -240,11 +222,7 @@ struct RefConv {
 template <class T>
 void apply_activation(Activation act, T* y, int64_t n) {
   if (act == kNoActivation) return;
-  for (int64_t i = 0; i < n; ++i) {
-    double v = to_d(y[i]);
-    v = act == kRelu ? (v > 0 ? v : 0.0) : act == kSigmoid ? 1.0 / (1.0 + std::exp(-v)) : std::tanh(v);
-    y[i] = from_d<T>(v);
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = from_d<T>(activate(act, to_d(y[i])));
 }
 
 template <ConvKind kind>

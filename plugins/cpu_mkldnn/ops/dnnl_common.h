@@ -10,6 +10,7 @@
 
 #include <dnnl.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -281,5 +282,42 @@ template <class T> inline T from_d(double v) { return T(static_cast<kp::compute_
 inline const std::vector<oar_dtype_t> kRefDTypes = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16,
                                                     OAR_DTYPE_BF16};
 inline const std::vector<oar_dtype_t> kDnnlDTypes = {OAR_DTYPE_F32, OAR_DTYPE_BF16};
+
+// ---- fused activations (conv2d_act, linear_act) ----
+
+enum Activation : int64_t { kNoActivation, kRelu, kSigmoid, kTanh };
+
+// The activation a kernel applies: none unless the op is `fused_op`, else its attribute.
+inline Activation activation_of(const sdk::KernelArgs& a, const char* fused_op) {
+  if (std::strcmp(a.context().op_name, fused_op) != 0) return kNoActivation;
+  std::string name = a.attr_string("activation");
+  if (name == "relu") return kRelu;
+  if (name == "sigmoid") return kSigmoid;
+  if (name == "tanh") return kTanh;
+  sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(fused_op) + ": unknown activation '" + name + "'");
+}
+
+// The activation as a oneDNN eltwise post-op (none for kNoActivation).
+inline dnnl::primitive_attr activation_attr(Activation act) {
+  dnnl::primitive_attr attr;
+  if (act == kNoActivation) return attr;
+  dnnl::post_ops ops;
+  dnnl::algorithm alg = act == kRelu      ? dnnl::algorithm::eltwise_relu
+                        : act == kSigmoid ? dnnl::algorithm::eltwise_logistic
+                                          : dnnl::algorithm::eltwise_tanh;
+  ops.append_eltwise(1.f, alg, 0.f, 0.f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+// The activation on the reference paths, in double.
+inline double activate(Activation act, double v) {
+  switch (act) {
+    case kRelu: return v > 0 ? v : 0.0;
+    case kSigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case kTanh: return std::tanh(v);
+    default: return v;
+  }
+}
 
 }  // namespace oar_cpu::nn

@@ -1,4 +1,5 @@
-// CPU linear (y = x W^T + b): oneDNN's matmul with W read transposed in place
+// CPU linear (y = x W^T + b) and linear_act (its activation fused: a oneDNN
+// post-op, or applied in the loop before the store): oneDNN's matmul with W read transposed in place
 // and the bias fused, for f32/bf16; dot-product loops for problems too small
 // to pay for a oneDNN launch (empty products included: they are the smallest)
 // and for the other float dtypes. The schema hands the kernel contiguous
@@ -17,12 +18,14 @@ using namespace nn;
 struct Sizes {
   int64_t m, k, n;
   bool bias;
+  Activation act = kNoActivation;  // linear_act: applied in the same kernel
 };
 
 Sizes sizes_of(const oar_kernel_context* ctx) {
   const oar_tensor_view &x = ctx->inputs[0], &w = ctx->inputs[1];
   Sizes s{1, w.shape[1], w.shape[0], ctx->num_inputs > 2 && ctx->inputs[2].data != nullptr};
   for (int i = 0; i + 1 < x.ndim; ++i) s.m *= x.shape[i];
+  s.act = activation_of(sdk::KernelArgs(ctx), "linear_act");
   return s;
 }
 
@@ -42,6 +45,8 @@ void dot_linear(const sdk::KernelArgs& a, const Sizes& s, T* y) {
 #pragma omp simd reduction(+ : acc)
         for (int64_t k = 0; k < s.k; ++k) acc += Acc(kp::compute_t<T>(xr[k])) * Acc(kp::compute_t<T>(wr[k]));
         if (b) acc += Acc(kp::compute_t<T>(b[j]));
+        // The activation sees the value linear would have stored (rounded to T), as unfused.
+        if (s.act != kNoActivation) acc = Acc(activate(s.act, double(kp::compute_t<T>(T(kp::compute_t<T>(acc))))));
         y[i * s.n + j] = T(kp::compute_t<T>(acc));
       }
     }
@@ -79,7 +84,7 @@ PrimitiveCache& cache() {
 
 CachedPtr lookup(const Sizes& s, oar_dtype_t dtype) {
   Key key;
-  key.add(dtype).add(s.m).add(s.k).add(s.n).add(s.bias);
+  key.add(dtype).add(s.m).add(s.k).add(s.n).add(s.bias).add(int64_t(s.act));
   return cache().get(key, [&](Cached& e) {
     auto dt = dnnl_dtype(dtype);
     dnnl::memory::desc x_md({s.m, s.k}, dt, {s.k, 1});
@@ -87,7 +92,7 @@ CachedPtr lookup(const Sizes& s, oar_dtype_t dtype) {
     dnnl::memory::desc y_md({s.m, s.n}, dt, {s.n, 1});
     dnnl::memory::desc b_md({1, s.n}, dt, {s.n, 1});
     auto desc = s.bias ? dnnl::matmul::desc(x_md, w_md, b_md, y_md) : dnnl::matmul::desc(x_md, w_md, y_md);
-    e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(desc, engine()));
+    e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(desc, activation_attr(s.act), engine()));
     e.mds = {x_md, w_md, y_md, b_md};
   });
 }
@@ -116,11 +121,14 @@ oar_status_t dnnl_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_linear_kernels(const oar_kernel_registrar* r) {
-  if (auto st = sdk::register_same_dtype(r, "linear", kRefDTypes, 2, loop_kernel<void>, "small", 20, small_supports))
-    return st;
-  if (auto st = sdk::register_same_dtype(r, "linear", kDnnlDTypes, 2, dnnl_kernel, "onednn", 10, dnnl_supports))
-    return st;
-  return sdk::register_same_dtype(r, "linear", kRefDTypes, 2, loop_kernel<double>, "reference", 0);
+  for (const char* op : {"linear", "linear_act"}) {
+    if (auto st = sdk::register_same_dtype(r, op, kRefDTypes, 2, loop_kernel<void>, "small", 20, small_supports))
+      return st;
+    if (auto st = sdk::register_same_dtype(r, op, kDnnlDTypes, 2, dnnl_kernel, "onednn", 10, dnnl_supports))
+      return st;
+    if (auto st = sdk::register_same_dtype(r, op, kRefDTypes, 2, loop_kernel<double>, "reference", 0)) return st;
+  }
+  return OAR_STATUS_OK;
 }
 
 }  // namespace oar_cpu

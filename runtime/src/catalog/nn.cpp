@@ -288,6 +288,32 @@ std::vector<TensorMeta> softmax_infer(const InferContext& c) {
   return {{c.shape(0), c.dtype(0)}};
 }
 
+// `base` with its activation (relu, sigmoid or tanh) applied in the same kernel:
+// a oneDNN post-op on the CPU. Graph fusion makes these where the device has
+// the kernel; everywhere else, and under autograd, they run as their parts.
+OpSchema with_activation(const OpSchema& base, const std::string& name) {
+  OpSchema s = base;
+  s.id = -1;
+  s.name = name;
+  s.attrs.push_back(attr("activation", AttrType::kString, std::string("relu")));
+  s.infer = [name, infer = base.infer](const InferContext& c) {
+    const std::string& act = c.attrs.get_string("activation");
+    if (act != "relu" && act != "sigmoid" && act != "tanh")
+      throw ValueError(str(name, ": activation must be relu, sigmoid or tanh, got '", act, "'"));
+    return infer(c);
+  };
+  s.decompose = [base_name = base.name](const std::vector<Tensor>& in, const Attrs& attrs) {
+    Attrs base_attrs;
+    for (const auto& [attr_name, value] : attrs.items())
+      if (attr_name != "activation") base_attrs.set(attr_name, value);
+    Tensor y = call1(base_name, in, base_attrs);
+    return std::vector<Tensor>{call1(attrs.get_string("activation"), {y})};
+  };
+  s.doc = "activation(" + base.name + "(...)) in one kernel, activation one of relu, sigmoid, tanh (made by graph "
+          "fusion); " + base.doc;
+  return s;
+}
+
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
@@ -305,36 +331,13 @@ void register_nn_ops(OpRegistry& r) {
                             DTypePolicy::kPromote, lower);
   linear.decompose = linear_decompose;
   r.add(std::move(linear));
+  r.add(with_activation(r.get("linear"), "linear_act"));
 
   r.add(make_op("conv2d", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"},
                 conv_attr_specs(), conv2d_infer,
                 "2-D convolution (cross-correlation) of x [N, C, H, W] with weight [C_out, C / groups, kH, kW]",
                 DTypePolicy::kPromote, lower));
-  {
-    // conv2d with its activation in the same kernel (a oneDNN post-op on the CPU); graph
-    // fusion makes it where the device has the kernel, and it decomposes everywhere else.
-    auto attrs = conv_attr_specs();
-    attrs.push_back(attr("activation", AttrType::kString, std::string("relu")));
-    OpSchema fused = make_op(
-        "conv2d_act", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"}, attrs,
-        [](const InferContext& c) {
-          const std::string& act = c.attrs.get_string("activation");
-          if (act != "relu" && act != "sigmoid" && act != "tanh")
-            throw ValueError(str("conv2d_act: activation must be relu, sigmoid or tanh, got '", act, "'"));
-          return conv2d_infer(c);
-        },
-        "activation(conv2d(x, weight, bias)) in one kernel, activation one of relu, sigmoid, tanh (made by "
-        "graph fusion)",
-        DTypePolicy::kPromote, lower);
-    fused.decompose = [](const std::vector<Tensor>& in, const Attrs& attrs) {
-      Attrs conv_attrs;
-      for (const auto& [name, value] : attrs.items())
-        if (name != "activation") conv_attrs.set(name, value);
-      Tensor y = call1("conv2d", in, conv_attrs);
-      return std::vector<Tensor>{call1(attrs.get_string("activation"), {y})};
-    };
-    r.add(std::move(fused));
-  }
+  r.add(with_activation(r.get("conv2d"), "conv2d_act"));
   {
     auto attrs = conv_attr_specs();
     attrs.insert(attrs.begin(), attr("input_shape", AttrType::kInts));

@@ -205,7 +205,6 @@ size_t fuse_bias(Graph& g) {
 }
 
 size_t fuse_activation(Graph& g, int32_t device_type) {
-  const OpSchema& fused_op = OpRegistry::instance().get("conv2d_act");
   std::vector<int32_t> uses = g.use_counts();
   size_t fused = 0;
   for (size_t pos = 0; pos < g.nodes().size(); ++pos) {
@@ -213,13 +212,17 @@ size_t fuse_activation(Graph& g, int32_t device_type) {
     const std::string& name = act->op->name;
     if (name != "relu" && name != "sigmoid" && name != "tanh") continue;
     Value* y = act->inputs[0];
-    Node* conv = y->producer;
-    if (conv == nullptr || conv->op->name != "conv2d" || uses[size_t(y->id)] != 1) continue;
-    DType sig[2] = {conv->inputs[0]->meta.dtype, conv->inputs[1]->meta.dtype};
-    if (sig[0] != sig[1] || KernelRegistry::instance().lookup(fused_op.id, device_type, sig, 2) == nullptr) continue;
-    Attrs attrs = conv->attrs;
+    Node* producer = y->producer;
+    if (producer == nullptr || uses[size_t(y->id)] != 1) continue;
+    const OpSchema* fused_op = producer->op->name == "conv2d"   ? OpRegistry::instance().find("conv2d_act")
+                               : producer->op->name == "linear" ? OpRegistry::instance().find("linear_act")
+                                                                : nullptr;
+    if (fused_op == nullptr) continue;
+    DType sig[2] = {producer->inputs[0]->meta.dtype, producer->inputs[1]->meta.dtype};
+    if (sig[0] != sig[1] || KernelRegistry::instance().lookup(fused_op->id, device_type, sig, 2) == nullptr) continue;
+    Attrs attrs = producer->attrs;
     attrs.set("activation", name);
-    Node* node = g.insert_node(pos++, fused_op, conv->inputs, attrs);
+    Node* node = g.insert_node(pos++, *fused_op, producer->inputs, attrs);
     g.replace_uses(act->outputs[0], node->outputs[0]);
     ++fused;
     uses = g.use_counts();
@@ -339,14 +342,16 @@ size_t freeze(Graph& g) {
   return frozen;
 }
 
-void optimize(Graph& g, Device device, bool fuse_chains) {
+void optimize(Graph& g, Device device, bool device_fusion) {
   fold_constants(g);
   eliminate_identity_views(g);
   fuse_bias(g);
   eliminate_common_subexpressions(g);
   eliminate_dead_code(g);
-  fuse_activation(g, device.type);
-  if (fuse_chains) fuse_elementwise(g, device.type);
+  if (device_fusion) {
+    fuse_activation(g, device.type);
+    fuse_elementwise(g, device.type);
+  }
   g.verify();
 }
 

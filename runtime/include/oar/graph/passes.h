@@ -40,9 +40,9 @@ size_t fold_batch_norm_into_conv(Graph& graph);
 // Only where the intermediate has no other reader and no dtype promotion is involved.
 size_t fuse_bias(Graph& graph);
 
-// conv2d whose only reader is relu, sigmoid or tanh becomes conv2d_act (the
-// activation in the convolution kernel: a oneDNN post-op on the CPU), where
-// `device_type` has a conv2d_act kernel for that dtype.
+// conv2d or linear whose only reader is relu, sigmoid or tanh becomes
+// conv2d_act / linear_act (the activation in the same kernel: a oneDNN
+// post-op on the CPU), where `device_type` has that kernel for the dtype.
 size_t fuse_activation(Graph& graph, int32_t device_type);
 
 // Elementwise-chain fusion: maximal chains of same-dtype elementwise functor
@@ -68,8 +68,8 @@ void optimize_for_inference(Graph& graph, Device device);
 // What every traced graph gets (captured tensors stay by reference): constant
 // folding, identity views, bias fusion, common subexpressions, dead code, and
 // activation and elementwise fusion for the device the graph will run on.
-// `fuse_chains` false leaves elementwise chains unfused (a graph meant for
-// export: ONNX has no fused_elementwise).
-void optimize(Graph& graph, Device device, bool fuse_chains = true);
+// `device_fusion` false skips the fusions into ops only some devices have
+// (conv2d_act, linear_act, fused_elementwise): a graph meant for ONNX export.
+void optimize(Graph& graph, Device device, bool device_fusion = true);
 
 }  // namespace oar::graph
