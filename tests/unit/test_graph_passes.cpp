@@ -5,6 +5,7 @@
 
 #include "oar/autograd.h"
 #include "oar/dispatch.h"
+#include "oar/allocator.h"
 #include "oar/runtime.h"
 #include "oar/graph/executor.h"
 #include "oar/graph/passes.h"
@@ -341,4 +342,26 @@ TEST(GraphPasses, ActivationsFuseIntoLinear) {
         expect_close(host_values(run(g, {xv}, dev)[0]), want, 1e-5, 1e-5, act + " linear fused on " + dev.str());
       }
   }
+}
+
+// In-place planning is not only planned but happens: a chain of elementwise
+// steps over a 4 MiB tensor needs one working buffer, not two at a time.
+TEST(GraphPasses, InPlaceStepsReuseTheirBufferAtRunTime) {
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input("x", {{1 << 20}, DType::f32});
+  Value* v = x;
+  for (const char* op : {"exp", "sin", "cos", "tanh", "neg"}) v = g->add_node(op, {v}, {})->outputs[0];
+  g->set_outputs({v});
+  Device cpu = Device::cpu();
+  Executor exec(g, cpu);
+  ASSERT_EQ(exec.inplace_step_count(), 4u);
+  Tensor xv = Tensor::ones({1 << 20}, DType::f32, cpu);
+  exec.run({xv});  // warm the allocator's cache
+  CachingAllocator& alloc = Runtime::get().allocator(cpu);
+  alloc.reset_peak();
+  uint64_t before = alloc.stats().allocated;
+  Tensor y = exec.run({xv})[0];
+  uint64_t buffer = uint64_t(1 << 20) * 4;
+  EXPECT_LT(alloc.stats().peak_allocated - before, buffer + buffer / 2) << "more than one working buffer was live";
+  EXPECT_NEAR(host_values(y)[0], -std::tanh(std::cos(std::sin(std::exp(1.0)))), 1e-6);
 }

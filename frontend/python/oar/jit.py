@@ -63,6 +63,48 @@ def _guard_key(spec, tensors, module):
     return (spec, metas, training)
 
 
+def _device_of(tensors):
+    return str(tensors[0].device) if tensors else str(_C.default_device())
+
+
+def _module_names(module):
+    """(tensor, qualified name) for a module's parameters and buffers, to name captured values."""
+    if module is None:
+        return []
+    return [(t, name) for name, t in list(module.named_parameters()) + list(module.named_buffers())]
+
+
+def _record(fn, spec, tensors, names=(), input_prefix="arg"):
+    """Runs fn on detached aliases of `tensors` (arguments laid out by `spec`) under a tracer.
+
+    Returns (graph, output spec, output count). `names` is (tensor, name) pairs for captured values.
+    The tracer is closed on any error, so no exception leaves it recording.
+    """
+    inputs = [t.detach() for t in tensors]  # the graph starts at the arguments
+    tracer = _C.Tracer(inputs, [f"{input_prefix}{i}" for i in range(len(inputs))])
+    try:
+        for t, name in names:
+            tracer.name_tensor(t, name)
+        args, kwargs = _unflatten(spec, inputs)
+        out = fn(*args, **kwargs)
+        out_tensors = []
+        out_spec = _flatten(out, out_tensors)
+        graph = tracer.finish(out_tensors)
+    except BaseException:
+        tracer.close()
+        raise
+    return graph, out_spec, len(out_tensors)
+
+
+def _run_graph(executors, graph, tensors):
+    """Runs `graph` on `tensors` with the executor for their device (made on first use)."""
+    device = _device_of(tensors)
+    executor = executors.get(device)
+    if executor is None:
+        executor = executors[device] = Executor(graph, device)
+    return executor.run(list(tensors))
+
+
 class _Compiled:
     def __init__(self, graph, out_spec, n_outputs):
         self.graph = graph
@@ -113,36 +155,15 @@ class StaticFunction:
         return compiled, tensors
 
     def _trace(self, spec, tensors):
-        # The graph starts at the arguments: trace on detached aliases.
-        inputs = [t.detach() for t in tensors]
-        tracer = _C.Tracer(inputs, [f"arg{i}" for i in range(len(inputs))])
-        try:
-            if self._module is not None:
-                for name, p in self._module.named_parameters():
-                    tracer.name_tensor(p, name)
-                for name, b in self._module.named_buffers():
-                    tracer.name_tensor(b, name)
-            args, kwargs = _unflatten(spec, inputs)
-            out = self._fn(*args, **kwargs)
-            out_tensors = []
-            out_spec = _flatten(out, out_tensors)
-            graph = tracer.finish(out_tensors)
-        except BaseException:
-            tracer.close()
-            raise
-        graph.optimize(str(tensors[0].device) if tensors else str(_C.default_device()))
-        return _Compiled(graph, out_spec, len(out_tensors))
+        graph, out_spec, n = _record(self._fn, spec, tensors, _module_names(self._module))
+        graph.optimize(_device_of(tensors))
+        return _Compiled(graph, out_spec, n)
 
     def __call__(self, *args, **kwargs):
         if is_tracing():  # inside another trace: become part of it
             return self._fn(*args, **kwargs)
         compiled, tensors = self._compiled_for(args, kwargs)
-        device = str(tensors[0].device) if tensors else str(_C.default_device())
-        executor = compiled.executors.get(device)
-        if executor is None:
-            executor = compiled.executors[device] = Executor(compiled.graph, device)
-        outputs = executor.run(tensors)
-        return _unflatten(compiled.out_spec, outputs)
+        return _unflatten(compiled.out_spec, _run_graph(compiled.executors, compiled.graph, tensors))
 
 
 def to_static(function=None, **options):
@@ -235,50 +256,32 @@ class TrainGraph:
         self._clear_grads()
         for opt in self._optimizers:
             opt._prepare_graph_state()
-        inputs = [t.detach() for t in tensors]
-        tracer = _C.Tracer(inputs, [f"arg{i}" for i in range(len(inputs))])
+        names = _module_names(self._model)
+        param_names = {id(t): name for t, name in names}
+        # Optimizer tensors by name: dumps say what they are, and the two-trace
+        # comparison does not mistake a changed learning rate for a changed graph.
+        for i, opt in enumerate(self._optimizers):
+            for j, (_, lr) in enumerate(getattr(opt, "_graph_lr", {}).values()):
+                names.append((lr, f"optimizer{i}.lr{j}"))
+            for k, (p, state) in enumerate(opt.state.items()):
+                for field, value in state.items():
+                    if isinstance(value, _C.Tensor):
+                        names.append((value, f"optimizer{i}.{param_names.get(id(p), k)}.{field}"))
         try:
-            param_names = {}
-            if self._model is not None:
-                for name, p in self._model.named_parameters():
-                    tracer.name_tensor(p, name)
-                    param_names[id(p)] = name
-                for name, b in self._model.named_buffers():
-                    tracer.name_tensor(b, name)
-            # Optimizer tensors by name: dumps say what they are, and the two-trace
-            # comparison does not mistake a changed learning rate for a changed graph.
-            for i, opt in enumerate(self._optimizers):
-                for j, (_, lr) in enumerate(getattr(opt, "_graph_lr", {}).values()):
-                    tracer.name_tensor(lr, f"optimizer{i}.lr{j}")
-                for k, (p, state) in enumerate(opt.state.items()):
-                    for field, value in state.items():
-                        if isinstance(value, _C.Tensor):
-                            tracer.name_tensor(value, f"optimizer{i}.{param_names.get(id(p), k)}.{field}")
-            args, kwargs = _unflatten(spec, inputs)
-            out = self._step(*args, **kwargs)
-            out_tensors = []
-            out_spec = _flatten(out, out_tensors)
-            graph = tracer.finish(out_tensors)
-        except BaseException:
-            tracer.close()
+            graph, out_spec, n = _record(self._step, spec, tensors, names)
+        finally:
             self._clear_grads()
-            raise
-        self._clear_grads()
         fingerprint = graph.fingerprint()  # before folding turns the traced Python numbers into constants
-        graph.optimize(str(tensors[0].device) if tensors else str(_C.default_device()))
-        compiled = _Compiled(graph, out_spec, len(out_tensors))
+        graph.optimize(_device_of(tensors))
+        compiled = _Compiled(graph, out_spec, n)
         compiled.fingerprint = fingerprint
         return compiled
 
     def _run(self, compiled, tensors):
         for opt in self._optimizers:
             opt._refresh_graph_state()
-        device = str(tensors[0].device) if tensors else str(_C.default_device())
-        executor = compiled.executors.get(device)
-        if executor is None:
-            executor = compiled.executors[device] = Executor(compiled.graph, device)
         with _no_grad():
-            outputs = executor.run(tensors)
+            outputs = _run_graph(compiled.executors, compiled.graph, tensors)
         return _unflatten(compiled.out_spec, outputs)
 
     def __call__(self, *args, **kwargs):
@@ -309,11 +312,7 @@ class LoadedFunction:
         self._executors = {}
 
     def __call__(self, *inputs):
-        device = str(inputs[0].device) if inputs else str(_C.default_device())
-        executor = self._executors.get(device)
-        if executor is None:
-            executor = self._executors[device] = Executor(self.graph, device)
-        outputs = executor.run(list(inputs))
+        outputs = _run_graph(self._executors, self.graph, inputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

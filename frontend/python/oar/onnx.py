@@ -11,7 +11,7 @@ typed and name the file: IOError (missing, truncated, corrupt), ValueError (a ne
 NotImplementedError (an op with no mapping), DTypeError (an element type oar lacks).
 """
 from . import _C
-from .jit import LoadedFunction, _flatten, StaticFunction
+from .jit import LoadedFunction, StaticFunction, _device_of, _flatten, _module_names, _record
 from .nn.module import Module
 
 __all__ = ["load", "export", "supported_ops"]
@@ -37,23 +37,10 @@ def export(function, path, example_inputs, opset=17):
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     tensors = []
-    _flatten(tuple(example_inputs), tensors)
-    inputs = [t.detach() for t in tensors]
-    tracer = _C.Tracer(inputs, [f"input{i}" for i in range(len(inputs))])
-    try:
-        if isinstance(function, Module):
-            for name, p in function.named_parameters():
-                tracer.name_tensor(p, name)
-            for name, b in function.named_buffers():
-                tracer.name_tensor(b, name)
-        out = function(*inputs)
-        outs = []
-        _flatten(out, outs)
-        graph = tracer.finish(outs)
-    except BaseException:
-        tracer.close()
-        raise
-    graph.optimize(str(inputs[0].device) if inputs else "cpu", fuse=False)
+    spec = _flatten((tuple(example_inputs), {}), tensors)
+    module = function if isinstance(function, Module) else None
+    graph, _, _ = _record(function, spec, tensors, _module_names(module), input_prefix="input")
+    graph.optimize(_device_of(tensors), fuse=False)
     _C.onnx_export(graph, str(path), opset)
 
 

@@ -3,7 +3,6 @@
 #include "oar/graph/executor.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "oar/autograd.h"
 #include "oar/dispatch.h"
@@ -117,7 +116,6 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
       step->inputs.clear();
       for (Value* v : node->inputs) step->inputs.push_back(v != nullptr ? v->id : -1);
       step->impls = nullptr;
-      constants_.resize(slot_count_);
       steps_.push_back(std::move(step));
       continue;
     }
@@ -142,22 +140,19 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
   // Memory planning, in place: an elementwise kernel (out[i] depends on in[i]
   // only) may overwrite an input that dies at this step. Only buffers a kernel
   // step allocated qualify: never inputs, captured tensors, constants or views.
-  std::vector<bool> owned(slot_count_, false);
+  std::vector<const TensorMeta*> owned(slot_count_, nullptr);  // slot -> meta, for kernel-allocated slots
   for (const auto& s : steps_)
     if (s->kind == Step::Kind::kKernel)
-      for (int32_t slot : s->outputs) owned[size_t(slot)] = true;
+      for (size_t o = 0; o < s->outputs.size(); ++o) owned[size_t(s->outputs[o])] = &s->output_metas[o];
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = *steps_[i];
     if (s.kind != Step::Kind::kKernel || !s.op->broadcast || s.outputs.size() != 1) continue;
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       int32_t slot = s.inputs[k];
-      if (slot < 0 || !owned[size_t(slot)] || last[size_t(slot)] != int32_t(i)) continue;
+      if (slot < 0 || owned[size_t(slot)] == nullptr || last[size_t(slot)] != int32_t(i)) continue;
       if (std::count(s.inputs.begin(), s.inputs.end(), slot) != 1) continue;  // read twice: keep it
-      const TensorMeta* meta = nullptr;
-      for (const auto& other : steps_)
-        for (size_t o = 0; o < other->outputs.size(); ++o)
-          if (other->outputs[o] == slot) meta = &other->output_metas[o];
-      if (meta != nullptr && meta->shape == s.output_metas[0].shape && meta->dtype == s.output_metas[0].dtype) {
+      const TensorMeta& meta = *owned[size_t(slot)];
+      if (meta.shape == s.output_metas[0].shape && meta.dtype == s.output_metas[0].dtype) {
         s.inplace_input = int32_t(k);
         break;
       }

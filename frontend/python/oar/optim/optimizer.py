@@ -6,7 +6,7 @@ State is keyed by the parameter objects held in param_groups.
 """
 import copy
 
-from .._C import Tensor
+from .._C import Tensor, is_tracing
 from ..autograd import no_grad, enable_grad
 
 
@@ -163,7 +163,6 @@ class Optimizer:
 
     def _lr(self, group, p):
         """group["lr"], or while tracing the group's learning-rate tensor (see above)."""
-        from .._C import is_tracing
         if not is_tracing():
             return group["lr"]
         entry = getattr(self, "_graph_lr", {}).get((id(group), str(p.device), str(p.dtype)))
