@@ -130,6 +130,7 @@ Tensor from_dlpack(DLManagedTensor* managed) {
                  if (m->deleter) m->deleter(m);
                }};
   auto storage = detail::make_pooled<StorageImpl>(device, data, nbytes);
+  storage->mark_external();
   guard.m = nullptr;  // the storage owns the producer's tensor now
   auto impl = detail::make_pooled<TensorImpl>();
   impl->storage = std::move(storage);

@@ -143,6 +143,8 @@ Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
   impl->strides = std::move(strides);
   impl->offset = offset;
   impl->dtype = dtype();
+  impl->view_base = impl_->view_base ? impl_->view_base : impl_;
+  impl->view_version = impl->storage->version();
   return Tensor(std::move(impl));
 }
 
@@ -472,11 +474,37 @@ Tensor Tensor::copy_to_device(Device target) const {
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
-  if (requires_grad() && autograd::is_grad_enabled())
-    throw ValueError("copy_ into a tensor that requires grad is not supported; wrap it in no_grad or detach()");
+  bool record = autograd::is_grad_enabled() && autograd::inplace_needs_record(*this, src);
   Tensor s = src.to(device()).to(dtype());
   if (s.shape() != shape()) s = s.expand(shape());
-  call_out(OpRegistry::instance().get("copy"), {s}, {}, {*this});
+  {
+    autograd::NoGradGuard no_grad;  // the write is recorded below, as one step
+    call_out(OpRegistry::instance().get("copy"), {s}, {}, {*this});
+  }
+  storage()->bump_version();
+  if (record) autograd::rebase_history(*this, s);
+  return *this;
+}
+
+Tensor& Tensor::update_(Tensor result) {
+  if (result.shape() != shape()) return copy_(result);  // broadcasts, or names the shapes that do not
+  bool record = autograd::is_grad_enabled() && autograd::inplace_needs_record(*this, result);
+  TensorImpl& self = impl();
+  const Storage& mine = self.storage;
+  const Storage& theirs = result.impl().storage;
+  // Swapping memory is what keeps values saved for backward intact, so it is
+  // done only for a recorded update, and only where invisible: nobody but
+  // this tensor sees the old memory (no view, alias, array or foreign owner)
+  // and nobody but `result` (about to die) sees the new one. Tracing follows
+  // writes into memory, so it always copies.
+  bool swap = record && result.requires_grad() && result.impl_ptr().use_count() == 1 && !self.view_base &&
+              result.dtype() == dtype() && result.device() == device() && result.strides() == strides() &&
+              !mine->external() && mine.use_count() - mine->autograd_refs() == 1 &&
+              theirs.use_count() - theirs->autograd_refs() == 1 && graph::Tracer::active() == nullptr;
+  if (!swap) return copy_(result);
+  self.storage = theirs;
+  self.offset = result.offset();
+  self.autograd = result.impl().autograd;  // the op that made `result` made this value
   return *this;
 }
 

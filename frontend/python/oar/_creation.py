@@ -1,5 +1,7 @@
 """Tensor creation functions (PyTorch names and defaults)."""
+import builtins
 import numbers
+import os
 
 from . import _C
 from ._C import Tensor
@@ -89,26 +91,90 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _finish(t, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    t = _C.call("uniform", [], {"shape": _shape(size), "dtype": _C.to_dtype(dtype or _C.dtype.float32)},
-                _device(device))
+# ---- random numbers ----
+_SEED_MASK = (1 << 63) - 1  # op seeds are non-negative int64 (-1 means "draw from the global stream")
+
+
+class Generator:
+    """A random stream of its own (torch.Generator): a seed and an offset into oar's counter-based
+    Philox, so it gives the same numbers on every device and leaves the global stream alone.
+    With the same seed it draws what oar.manual_seed(seed) would draw from the global stream."""
+
+    def __init__(self, device="cpu"):
+        self.device = _C.to_device(device)
+        self._seed, self._offset = 67280421310721, 0  # PyTorch's default seed
+
+    def manual_seed(self, seed):
+        self._seed, self._offset = int(seed) % (1 << 64), 0
+        return self
+
+    def initial_seed(self):
+        return self._seed
+
+    def seed(self):
+        """Reseeds from the operating system's entropy and returns the new seed."""
+        self.manual_seed(int.from_bytes(os.urandom(8), "little") & _SEED_MASK)
+        return self._seed
+
+    def get_state(self):
+        """The state as a uint8 tensor: seed and offset, 8 little-endian bytes each."""
+        raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        return _C.tensor(list(raw), _C.dtype.uint8, "cpu")
+
+    def set_state(self, state):
+        raw = bytes(int(v) for v in state.tolist())
+        if len(raw) != 16:
+            raise ValueError(f"Generator.set_state: expected a uint8 tensor of 16 bytes, got {len(raw)}")
+        self._seed, self._offset = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+        return self
+
+    def _reserve(self, count):
+        """(seed, offset) for `count` values, advancing as the core's reserve_random does."""
+        offset = self._offset
+        self._offset += (builtins.max(int(count), 1) + 3) // 4 * 4
+        return self._seed & _SEED_MASK, offset
+
+    def __repr__(self):
+        return f"<oar.Generator device={self.device} seed={self._seed}>"
+
+
+def _random(op, shape, attrs, generator, device):
+    """Calls a random op, from `generator`'s stream if one is given, else from the global one."""
+    attrs = dict(attrs, shape=shape)
+    if generator is not None:
+        n = 1
+        for s in shape:
+            n *= s
+        attrs["seed"], attrs["offset"] = generator._reserve(n)
+    return _C.call(op, [], attrs, _device(device))
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    t = _random("uniform", _shape(size), {"dtype": _C.to_dtype(dtype or _C.dtype.float32)}, generator, device)
     return _finish(t, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    t = _C.call("normal", [], {"shape": _shape(size), "dtype": _C.to_dtype(dtype or _C.dtype.float32)},
-                _device(device))
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    t = _random("normal", _shape(size), {"dtype": _C.to_dtype(dtype or _C.dtype.float32)}, generator, device)
     return _finish(t, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers uniform in [low, high): randint(high, size) or randint(low, high, size), as in PyTorch."""
+    if size is None and isinstance(high, (tuple, list)):  # the two-argument form randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
-    u = _C.call("uniform", [], {"shape": _shape(tuple(size)), "low": float(low), "high": float(high),
-                                "dtype": _C.dtype.float64}, _device(device))
-    return u.to(dtype=dtype or _C.dtype.int64)
+    if int(high) <= int(low):
+        raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
+    u = _random("uniform", _shape(tuple(size)), {"low": float(low), "high": float(high),
+                                                 "dtype": _C.dtype.float64}, generator, device)
+    # floor, not the cast's truncation toward zero (which would skew negative ranges), and
+    # high - 1 at most, in case float64 rounding reached high.
+    k = _C.call("clamp", [_C.call("floor", [u], {}, None)], {"max": float(int(high) - 1)}, None)
+    return _finish(k.to(dtype=dtype or _C.dtype.int64), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -142,11 +208,11 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(t, requires_grad)
 
 
-def randperm(n, dtype=None, device=None):
+def randperm(n, *, generator=None, dtype=None, device=None):
     """A random permutation of 0..n-1, drawn from oar's generator (oar.manual_seed repeats it)."""
     if not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"randperm: n must be a non-negative integer, got {n!r}")
     import numpy as np
-    seed = int(randint(0, 2 ** 62, (1,), dtype=_C.dtype.int64, device="cpu").item())
+    seed = int(randint(0, 2 ** 62, (1,), generator=generator, dtype=_C.dtype.int64, device="cpu").item())
     perm = np.random.default_rng(seed).permutation(int(n)).astype(np.int64)
     return from_numpy(perm).to(dtype or _C.dtype.int64).to(_device(device))

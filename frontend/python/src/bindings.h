@@ -29,7 +29,14 @@ nb::object wrap_outputs(std::vector<Tensor> outs);
 // torch.matmul: a 1-D operand is a row (left) or a column (right), its dim dropped.
 Tensor matmul_any(const Tensor& a, const Tensor& b);
 
+// Indexing with NumPy's rules (indexing.cpp); `accumulate` sums into repeated
+// positions (index_put_) instead of the last write winning.
+Tensor index_get(const Tensor& self, nb::handle key);
+void index_set(Tensor& self, nb::handle key, nb::handle value, bool accumulate);
+
 void bind_errors(nb::module_& m);
+void bind_tensor_numpy(nb::class_<Tensor>& t);     // numpy(), __array__, constructors
+void bind_tensor_autograd(nb::class_<Tensor>& t);  // requires_grad_, grad, hooks, _version
 void bind_tensor(nb::module_& m);
 void bind_functions(nb::module_& m);
 void bind_data(nb::module_& m);

@@ -10,6 +10,7 @@
 
 #include "bindings.h"
 #include "oar/graph/trace.h"
+#include "oar/runtime.h"
 #include "oar/dlpack.h"
 
 namespace oar::py {
@@ -19,6 +20,7 @@ namespace {
 Tensor as_tensor(nb::handle h, const Tensor& like) {
   if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
   if (is_python_scalar(h)) return scalar_tensor(h, like);
+  if (nb::hasattr(h, "__array_interface__")) return tensor_from_data(h, std::nullopt, like.device());  // NumPy
   throw DTypeError(str("unsupported operand type ", nb::cast<std::string>(nb::repr(h.type())), " for a tensor op"));
 }
 
@@ -52,10 +54,10 @@ Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {  // b op a
   return std::move(outs[0]);
 }
 
-// In-place update as PyTorch users write it (p -= lr * g): compute, then copy
-// into this tensor's memory; refused on tensors that require grad under grad mode.
-Tensor& assign(Tensor& self, const Tensor& value) {
-  self.copy_(value);
+// In-place update as PyTorch users write it (p -= lr * g, out += shortcut):
+// computed out of place, then made this tensor's value (recorded by autograd).
+Tensor& assign(Tensor& self, Tensor value) {
+  self.update_(std::move(value));
   return self;
 }
 
@@ -79,100 +81,6 @@ Shape shape_arg(nb::args args) {
 std::string dtype_repr(DType d) {
   static const char* names[] = {"float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
   return std::string("oar.") + names[int(d)];
-}
-
-// A bool tensor used as the whole index (x[mask]), or null.
-const Tensor* bool_mask_key(nb::handle key) {
-  if (!nb::isinstance<Tensor>(key)) return nullptr;
-  const Tensor* t = nb::inst_ptr<Tensor>(key);
-  return t->dtype() == DType::boolean && t->dim() > 0 ? t : nullptr;
-}
-
-// A mask addresses x's leading dims, so its shape must be their shape.
-void check_mask(const Tensor& x, const Tensor& mask) {
-  const Shape &ms = mask.shape(), &xs = x.shape();
-  if (ms.size() > xs.size() || !std::equal(ms.begin(), ms.end(), xs.begin()))
-    throw IndexError(str("the shape of the mask ", shape_str(ms), " does not match the shape of the indexed tensor ",
-                         shape_str(xs)));
-}
-
-// x[mask]: the selected rows, flattened (a data-dependent shape, so the mask is
-// read on the host).
-Tensor mask_select(const Tensor& self, const Tensor& mask) {
-  check_mask(self, mask);
-  std::vector<uint8_t> m = mask.to_vector<uint8_t>();
-  std::vector<int64_t> picked;
-  for (size_t i = 0; i < m.size(); ++i)
-    if (m[i]) picked.push_back(int64_t(i));
-  Shape rows{-1};
-  rows.insert(rows.end(), self.shape().begin() + mask.dim(), self.shape().end());
-  Tensor idx = Tensor::from_vector(picked, {int64_t(picked.size())}, self.device());
-  return call1("index_select", {self.reshape(rows), idx}, {{"dim", int64_t(0)}});
-}
-
-// x[mask] = v: where(mask, v, x), the mask broadcast over x's trailing dims.
-void mask_assign(Tensor& x, const Tensor& mask, nb::handle value) {
-  check_mask(x, mask);
-  Shape ms = mask.shape();
-  ms.resize(x.shape().size(), 1);
-  Tensor v = as_tensor(value, x);
-  if (v.numel() != 1) throw NotImplementedError("x[mask] = value takes a scalar or one-element value");
-  x.copy_(call1("where", {mask.reshape(ms), v.reshape({}).to(x.dtype()), x}));
-}
-
-// ---- indexing: ints, slices, None, Ellipsis, integer tensors / lists, a bool mask ----
-Tensor index_tensor(const Tensor& self, nb::handle key) {
-  if (const Tensor* mask = bool_mask_key(key)) return mask_select(self, *mask);
-  std::vector<nb::handle> items;
-  if (nb::isinstance<nb::tuple>(key)) {
-    for (nb::handle e : key) items.push_back(e);
-  } else {
-    items.push_back(key);
-  }
-  int64_t consumed = 0;  // dims of self the key addresses
-  for (nb::handle e : items)
-    if (!e.is_none() && e.ptr() != Py_Ellipsis) ++consumed;
-  if (consumed > self.dim())
-    throw IndexError(str("too many indices for a tensor of dimension ", self.dim()));
-  Tensor t = self;
-  int64_t d = 0;  // current dim in t
-  for (nb::handle e : items) {
-    if (e.ptr() == Py_Ellipsis) {
-      d += self.dim() - consumed;
-      consumed = self.dim();
-    } else if (e.is_none()) {
-      t = t.unsqueeze(d);
-      ++d;
-    } else if (PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr())) {
-      t = t.select(d, nb::cast<int64_t>(e));
-    } else if (PySlice_Check(e.ptr())) {
-      Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(e.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
-      if (step <= 0) throw ValueError("slice step must be positive");
-      int64_t n = t.shape()[d];
-      Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
-      t = t.slice(d, start, start + len * step, step);
-      ++d;
-    } else if (nb::isinstance<Tensor>(e) || nb::isinstance<nb::list>(e)) {
-      Tensor idx = nb::isinstance<Tensor>(e) ? nb::cast<Tensor>(e) : tensor_from_data(e, DType::i64, t.device());
-      if (idx.dtype() == DType::boolean)
-        throw NotImplementedError("a boolean mask is supported only as the whole index (x[mask]); use oar.where");
-      Shape idx_shape = idx.shape();
-      t = call1("index_select", {t, idx.reshape({-1})}, {{"dim", d}});
-      if (idx_shape.size() != 1) {  // restore the index's shape in place of dim d
-        Shape s(t.shape().begin(), t.shape().begin() + d);
-        s.insert(s.end(), idx_shape.begin(), idx_shape.end());
-        s.insert(s.end(), t.shape().begin() + d + 1, t.shape().end());
-        t = t.reshape(s);
-        d += int64_t(idx_shape.size());
-      } else {
-        ++d;
-      }
-    } else {
-      throw DTypeError(str("unsupported index ", nb::cast<std::string>(nb::repr(e))));
-    }
-  }
-  return t;
 }
 
 void capsule_deleter(PyObject* capsule) {
@@ -232,7 +140,7 @@ void bind_tensor(nb::module_& m) {
       })
       .def("__hash__", [](const Device& d) { return std::hash<Device>()(d); });
 
-  nb::class_<Tensor> t(m, "Tensor");
+  nb::class_<Tensor> t(m, "Tensor", nb::is_weak_referenceable());
   t.def_prop_ro("shape", [](const Tensor& x) { return shape_tuple(x.shape()); })
       .def("size", [](const Tensor& x, std::optional<int64_t> d) -> nb::object {
         if (d) return nb::int_(x.size(*d));
@@ -299,13 +207,6 @@ void bind_tensor(nb::module_& m) {
         return to_python_value(x.reshape({}));
       })
       .def("tolist", &to_python_value)
-      .def("numpy", [](const Tensor& x) {
-        if (graph::Tracer* tracer = graph::Tracer::active()) tracer->check_host_read(x, "numpy()");
-        if (x.requires_grad()) throw ValueError("can't call numpy() on a tensor that requires grad; use detach().numpy()");
-        if (!Runtime::get().host_accessible(x.device()))
-          throw DeviceError(str("numpy(): the tensor is on ", x.device().str(), "; copy it with .cpu() first"));
-        return nb::module_::import_("numpy").attr("from_dlpack")(nb::cast(x));
-      })
       .def("__dlpack__", [](const Tensor& x, nb::handle, nb::handle, nb::handle, nb::handle) {
         DLManagedTensor* mt = to_dlpack(x.detach());
         return nb::steal(PyCapsule_New(mt, "dltensor", capsule_deleter));
@@ -318,11 +219,6 @@ void bind_tensor(nb::module_& m) {
       })
       // autograd
       .def_prop_rw("requires_grad", &Tensor::requires_grad, [](Tensor& x, bool r) { x.set_requires_grad(r); })
-      .def("requires_grad_", [](Tensor& x, bool r) { return x.set_requires_grad(r); }, nb::arg("requires_grad") = true)
-      .def_prop_rw("grad", [](const Tensor& x) -> nb::object {
-        Tensor g = x.grad();
-        return g.defined() ? nb::cast(g) : nb::none();
-      }, [](Tensor& x, nb::handle g) { x.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g)); }, nb::arg("value").none())
       .def_prop_ro("is_leaf", &Tensor::is_leaf)
       .def_prop_ro("grad_fn", [](const Tensor& x) -> nb::object {
         std::string n = x.grad_fn_name();
@@ -332,13 +228,6 @@ void bind_tensor(nb::module_& m) {
       .def("backward", [](const Tensor& x, std::optional<Tensor> g, bool retain_graph, bool create_graph) {
         x.backward(g ? *g : Tensor(), retain_graph, create_graph);
       }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)
-      .def("register_hook", [](const Tensor& x, nb::callable fn) {
-        x.register_hook([fn](const Tensor& g) -> Tensor {
-          nb::gil_scoped_acquire gil;
-          nb::object r = fn(g);
-          return r.is_none() ? Tensor() : nb::cast<Tensor>(r);
-        });
-      })
       .def("retain_grad", &Tensor::retain_grad)
       // in-place updates (copy into this tensor's memory)
       .def("copy_", [](Tensor& x, const Tensor& s) -> Tensor& { return x.copy_(s); }, nb::rv_policy::reference)
@@ -404,14 +293,13 @@ void bind_tensor(nb::module_& m) {
           throw DTypeError("only one-element integer tensors can be used as an index");
         return int64_t(a.item());
       })
-      .def("__getitem__", [](const Tensor& x, nb::handle key) { return index_tensor(x, key); })
-      .def("__setitem__", [](Tensor& x, nb::handle key, nb::handle value) {
-        if (const Tensor* mask = bool_mask_key(key)) return mask_assign(x, *mask, value);
-        Tensor view = index_tensor(x, key);
-        if (!view.storage() || view.storage() != x.storage())
-          throw NotImplementedError("assignment through an integer-tensor index is not supported");
-        view.copy_(as_tensor(value, x));
-      })
+      .def("__getitem__", [](const Tensor& x, nb::handle key) { return index_get(x, key); }, nb::arg("key").none())
+      .def("__setitem__", [](Tensor& x, nb::handle key, nb::handle value) { index_set(x, key, value, false); },
+           nb::arg("key").none(), nb::arg("value"))
+      .def("index_put_", [](nb::handle self, nb::tuple indices, nb::handle values, bool accumulate) {
+        index_set(*nb::inst_ptr<Tensor>(self), indices, values, accumulate);
+        return nb::borrow(self);
+      }, nb::arg("indices"), nb::arg("values"), nb::arg("accumulate") = false)
       .def("__repr__", [](const Tensor& x) {
         std::ostringstream os;
         nb::object np = nb::module_::import_("numpy");
@@ -429,6 +317,8 @@ void bind_tensor(nb::module_& m) {
         os << ")";
         return os.str();
       });
+  bind_tensor_numpy(t);
+  bind_tensor_autograd(t);
 }
 
 }  // namespace oar::py

@@ -55,10 +55,40 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph = false, bool allow_unused = false);
 
 // ---- gradient rules (author-facing) ----
+
+// The tensors an op saved for its gradient rule. Reading one checks that no
+// in-place op has written its memory since the op ran (PyTorch's version
+// counter rule): a rule that needs an overwritten value raises ValueError
+// instead of computing a wrong gradient. Rules read only what they use.
+class SavedTensors {
+ public:
+  SavedTensors(const std::vector<Tensor>& tensors, const std::vector<uint32_t>* versions, const OpSchema& op,
+               const char* role)
+      : tensors_(tensors), versions_(versions), op_(op), role_(role) {}
+  const Tensor& operator[](size_t i) const {
+    const Tensor& t = tensors_[i];
+    if (versions_ != nullptr && t.defined() && t.version() != (*versions_)[i]) throw_modified(i);
+    return t;
+  }
+  const Tensor& at(size_t i) const { return (*this)[checked(i)]; }
+  size_t size() const { return tensors_.size(); }
+  bool empty() const { return tensors_.empty(); }
+  // Shape, dtype and device stay valid after an in-place write: no check.
+  const Tensor& meta(size_t i) const { return tensors_.at(i); }
+
+ private:
+  [[noreturn]] void throw_modified(size_t i) const;
+  size_t checked(size_t i) const;
+  const std::vector<Tensor>& tensors_;
+  const std::vector<uint32_t>* versions_;
+  const OpSchema& op_;
+  const char* role_;
+};
+
 struct GradContext {
   const OpSchema& op;
-  const std::vector<Tensor>& inputs;   // as the op received them
-  const std::vector<Tensor>& outputs;  // the op's outputs (connected to the graph)
+  SavedTensors inputs;   // as the op received them
+  SavedTensors outputs;  // the op's outputs (connected to the graph)
   const Attrs& attrs;
   const std::vector<Tensor>& grads;    // one per output; undefined = zero
   const std::vector<bool>& needs_grad; // per input
@@ -89,6 +119,15 @@ void record_op(const OpSchema& op, const std::vector<Tensor>& inputs, const Attr
 void record_function(const char* name, const Tensor& input, Tensor& output,
                      std::function<Tensor(const Tensor& grad)> backward);
 bool any_requires_grad(const std::vector<Tensor>& tensors);
+
+// ---- in-place writes (Tensor::copy_ and Tensor::update_) ----
+// Whether writing `src` into `self` under grad mode must be recorded; refuses
+// (ValueError) a leaf that requires grad, or a view of one.
+bool inplace_needs_record(const Tensor& self, const Tensor& src);
+// After `src` was written into `self`: self (or, when self is a view, its
+// base) takes a history in which the overwritten values get no gradient and
+// src gets the gradient of the part it filled.
+void rebase_history(Tensor& self, const Tensor& src);
 
 // Sums `grad` down to `shape` (undoing broadcasting).
 Tensor sum_to(const Tensor& grad, const Shape& shape);

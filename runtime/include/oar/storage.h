@@ -3,7 +3,9 @@
 // or a DLPack producer's deleter), so storages from any source mix freely.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "oar/device.h"
@@ -30,10 +32,26 @@ class StorageImpl {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Version counter, shared by every view: bumped by each in-place write, so a
+  // gradient rule can tell that a tensor it saved was overwritten since.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // How many references to this storage are tensors saved by autograd nodes;
+  // the rest (use_count minus these) are the ones a user can observe.
+  void add_autograd_ref(int delta) { autograd_refs_.fetch_add(delta, std::memory_order_relaxed); }
+  int autograd_refs() const { return autograd_refs_.load(std::memory_order_relaxed); }
+  // Memory another library also holds (DLPack import): its address is shared
+  // beyond oar's reference counts, so it is never swapped for other memory.
+  void mark_external() { external_ = true; }
+  bool external() const { return external_; }
+
  private:
   Device device_;
   DataPtr data_;
   size_t nbytes_;
+  std::atomic<uint32_t> version_{0};
+  std::atomic<int> autograd_refs_{0};
+  bool external_ = false;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

@@ -27,6 +27,10 @@ struct TensorImpl {
   int64_t offset = 0;  // elements
   DType dtype = DType::f32;
   std::shared_ptr<AutogradMeta> autograd;
+  // The tensor that owns the memory when this is a view of it (never itself a
+  // view): an in-place write through a view rewrites the base's history.
+  std::shared_ptr<TensorImpl> view_base;
+  uint32_t view_version = 0;  // the memory's version when this view's history was last made
 };
 
 class Scalar;
@@ -94,7 +98,17 @@ class Tensor {
   Tensor to(Device device) const;
   Tensor to(DType dtype) const;
   // Copies src (broadcastable, any dtype, any device) into this tensor's memory.
+  // Under grad mode the write is recorded: the tensor (or, for a view, its
+  // base) takes a new history; a leaf that requires grad refuses.
   Tensor& copy_(const Tensor& src);
+  // The in-place form of an op: `result` (computed out of place from this
+  // tensor; broadcast like copy_) becomes this tensor's value, recorded like copy_.
+  // When no one else can observe this tensor's memory (no views, no aliases
+  // outside autograd), the memory is swapped instead of copied, which also
+  // keeps values saved for backward intact.
+  Tensor& update_(Tensor result);
+  // Times the memory under this tensor was written in place.
+  uint32_t version() const { return impl().storage->version(); }
   // Contiguous host copy of the elements as T (converting from dtype()).
   template <class T> std::vector<T> to_vector() const;
   // Writes numel() elements, converted to `as`, contiguously to host memory.

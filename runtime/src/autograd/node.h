@@ -70,6 +70,9 @@ void set_history(Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_n
 void collect_inputs(Node& node, const std::vector<Tensor>& inputs);
 // A tensor sharing t's storage and geometry, with no autograd history.
 Tensor alias_without_history(const Tensor& t);
+// Gives a view written through (or whose base was written) a history from
+// its base's current one; records the memory's version as seen.
+void refresh_view_history(TensorImpl& view);
 
 }  // namespace autograd
 }  // namespace oar

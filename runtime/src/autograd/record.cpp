@@ -41,14 +41,27 @@ struct OpNode : Node {
   const GradRule* rule;  // null: the op has no rule; backward through it is an error
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;  // aliases without history (no reference cycle)
+  std::vector<uint32_t> input_versions, output_versions;  // of the memory, when saved
   Attrs attrs;
 
   std::string name() const override { return op->name + "Backward"; }
 
+  // Saved tensors are counted on their storage, so an in-place update can
+  // tell whether anyone besides autograd still sees the memory it overwrites.
+  void save(std::vector<Tensor>& into, std::vector<uint32_t>& versions, const Tensor& t) {
+    into.push_back(t);
+    versions.push_back(t.defined() ? t.version() : 0);
+    if (t.defined()) t.storage()->add_autograd_ref(1);
+  }
+
   void release_saved() override {
+    for (auto* list : {&inputs, &outputs})
+      for (const Tensor& t : *list)
+        if (t.defined()) t.storage()->add_autograd_ref(-1);
     inputs.clear();
     outputs.clear();
   }
+  ~OpNode() override { release_saved(); }
 
   std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
     if (rule == nullptr)
@@ -65,7 +78,12 @@ struct OpNode : Node {
     }
     std::vector<bool> needs(next.size());
     for (size_t i = 0; i < next.size(); ++i) needs[i] = next[i].valid();
-    GradContext ctx{*op, inputs, connected, attrs, grads, needs};
+    GradContext ctx{*op,
+                    SavedTensors(inputs, &input_versions, *op, "input"),
+                    SavedTensors(connected, &output_versions, *op, "output"),
+                    attrs,
+                    grads,
+                    needs};
     std::vector<Tensor> out = (*rule)(ctx);
     if (out.size() < next.size()) out.resize(next.size());
     return out;
@@ -88,9 +106,23 @@ struct FunctionNode : Node {
 
 Node::Node() : sequence_nr(g_sequence.fetch_add(1)) {}
 
+void SavedTensors::throw_modified(size_t i) const {
+  const Tensor& t = tensors_[i];
+  throw ValueError(str("one of the variables needed for gradient computation has been modified by an inplace "
+                       "operation: ", role_, " ", i, " of op '", op_.name, "' (shape ", shape_str(t.shape()), ", ",
+                       dtype_name(t.dtype()), ") is at version ", t.version(), "; expected version ",
+                       (*versions_)[i], " instead. Avoid the in-place operation, or clone() the tensor before it"));
+}
+
+size_t SavedTensors::checked(size_t i) const {
+  if (i >= tensors_.size())
+    throw InternalError(str("op '", op_.name, "': gradient rule reads ", role_, " ", i, " of ", tensors_.size()));
+  return i;
+}
+
 Tensor GradContext::grad_or_zeros(size_t i) const {
   if (i < grads.size() && grads[i].defined()) return grads[i];
-  const Tensor& o = outputs.at(i);
+  const Tensor& o = outputs.meta(i);
   return Tensor::zeros(o.shape(), o.dtype(), o.device());
 }
 
@@ -177,12 +209,20 @@ void record_op(const OpSchema& op, const std::vector<Tensor>& inputs, const Attr
   auto node = std::make_shared<OpNode>();
   node->op = &op;
   node->rule = find_grad_rule(op);
-  node->inputs = inputs;
+  node->inputs.reserve(inputs.size());
+  // Inputs are saved as aliases that share the history (so rules stay
+  // differentiable) but not the tensor object: an in-place update that swaps
+  // the tensor's memory leaves the saved values intact.
+  for (const auto& t : inputs) {
+    Tensor alias = alias_without_history(t);
+    if (t.defined()) alias.impl().autograd = t.impl().autograd;
+    node->save(node->inputs, node->input_versions, alias);
+  }
   node->attrs = attrs;
   node->num_outputs = outputs.size();
   node->output_hooks.resize(outputs.size());
   node->retained_outputs.resize(outputs.size());
-  for (const auto& o : outputs) node->outputs.push_back(alias_without_history(o));
+  for (const auto& o : outputs) node->save(node->outputs, node->output_versions, alias_without_history(o));
   collect_inputs(*node, inputs);
   for (size_t i = 0; i < outputs.size(); ++i)
     if (is_floating(outputs[i].dtype())) set_history(outputs[i], node, uint32_t(i));

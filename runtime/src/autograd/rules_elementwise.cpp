@@ -9,9 +9,16 @@ using namespace rules;
 namespace {
 
 // d/dx for unary ops whose derivative is a function of x and/or y.
-void unary(const char* name, std::function<Tensor(const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&)> f) {
-  register_grad_rule(name, [f](const GradContext& c) -> std::vector<Tensor> {
-    return {f(c.grad_or_zeros(0), c.inputs[0], c.outputs[0], c.attrs)};
+// Which saved values a unary rule reads; the others it may use for their
+// dtype or shape only, so an in-place write to them is no error.
+enum class Reads { kInput, kOutput, kNeither };
+
+void unary(const char* name, Reads reads,
+           std::function<Tensor(const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&)> f) {
+  register_grad_rule(name, [f, reads](const GradContext& c) -> std::vector<Tensor> {
+    const Tensor& x = reads == Reads::kInput ? c.inputs[0] : c.inputs.meta(0);
+    const Tensor& y = reads == Reads::kOutput ? c.outputs[0] : c.outputs.meta(0);
+    return {f(c.grad_or_zeros(0), x, y, c.attrs)};
   });
 }
 
@@ -20,96 +27,96 @@ void unary(const char* name, std::function<Tensor(const Tensor& g, const Tensor&
 void register_elementwise_grad_rules() {
   // Promotion happened inside dispatch: compute in the output's dtype.
   auto xf = [](const Tensor& x, const Tensor& y) { return x.dtype() == y.dtype() ? x : x.to(y.dtype()); };
-  unary("exp", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) { return mul(g, y); });
-  unary("log", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) { return div(g, xf(x, y)); });
-  unary("sqrt", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
+  unary("exp", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) { return mul(g, y); });
+  unary("log", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) { return div(g, xf(x, y)); });
+  unary("sqrt", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
     return div(g, mul(scalar_like(y, 2.0), y));
   });
-  unary("rsqrt", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
+  unary("rsqrt", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
     return mul(g, mul(scalar_like(y, -0.5), mul(y, mul(y, y))));
   });
-  unary("sin", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("sin", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     return mul(g, op("cos", {xf(x, y)}));
   });
-  unary("cos", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("cos", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     return neg(mul(g, op("sin", {xf(x, y)})));
   });
-  unary("tanh", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
+  unary("tanh", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
     return op("tanh_backward", {g, y});
   });
-  unary("sigmoid", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
+  unary("sigmoid", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
     return op("sigmoid_backward", {g, y});
   });
-  unary("silu", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("silu", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     return op("silu_backward", {g, xf(x, y)});
   });
-  unary("gelu", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs& a) {
+  unary("gelu", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs& a) {
     return op("gelu_backward", {g, xf(x, y)}, {{"approximate", a.get_string("approximate")}});
   });
-  unary("leaky_relu", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs& a) {
+  unary("leaky_relu", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs& a) {
     return op("leaky_relu_backward", {g, xf(x, y)}, {{"negative_slope", a.get_float("negative_slope")}});
   });
-  unary("relu", [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
+  unary("relu", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
     return op("relu_backward", {g, x});
   });
-  unary("square", [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
+  unary("square", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
     return mul(g, mul(scalar_like(g, 2.0), x));
   });
-  unary("neg", [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return neg(g); });
-  unary("abs", [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
+  unary("neg", Reads::kNeither, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return neg(g); });
+  unary("abs", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
     Tensor zero = scalar_like(x, 0.0);
     Tensor sign = sub(as_dtype_of(op("gt", {x, zero}), g), as_dtype_of(op("lt", {x, zero}), g));
     return mul(g, sign);
   });
-  unary("clamp", [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs& a) {
+  unary("clamp", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs& a) {
     Tensor inside = op("logical_and", {op("ge", {x, scalar_like(x, a.get_float("min"))}),
                                         op("le", {x, scalar_like(x, a.get_float("max"))})});
     return op("where", {inside, g, zeros_like(g)});
   });
-  unary("copy", [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return g; });
+  unary("copy", Reads::kNeither, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return g; });
   // Piecewise constant: zero gradient almost everywhere, as PyTorch.
   for (const char* name : {"floor", "ceil", "round", "sign"})
-    unary(name, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return zeros_like(g); });
-  unary("erf", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+    unary(name, Reads::kNeither, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return zeros_like(g); });
+  unary("erf", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);  // 2 / sqrt(pi) * e^(-x^2)
     return mul(g, mul(scalar_like(y, 1.1283791670955126), op("exp", {neg(mul(xx, xx))})));
   });
-  unary("tan", [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
+  unary("tan", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
     return mul(g, add(scalar_like(y, 1.0), mul(y, y)));
   });
-  unary("asin", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("asin", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);
     return mul(g, op("rsqrt", {sub(scalar_like(y, 1.0), mul(xx, xx))}));
   });
-  unary("acos", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("acos", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);
     return neg(mul(g, op("rsqrt", {sub(scalar_like(y, 1.0), mul(xx, xx))})));
   });
-  unary("atan", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("atan", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);
     return div(g, add(scalar_like(y, 1.0), mul(xx, xx)));
   });
-  unary("sinh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("sinh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     return mul(g, op("cosh", {xf(x, y)}));
   });
-  unary("cosh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("cosh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     return mul(g, op("sinh", {xf(x, y)}));
   });
-  unary("asinh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("asinh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);
     return mul(g, op("rsqrt", {add(mul(xx, xx), scalar_like(y, 1.0))}));
   });
-  unary("acosh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("acosh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);
     return mul(g, op("rsqrt", {sub(mul(xx, xx), scalar_like(y, 1.0))}));
   });
-  unary("atanh", [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
+  unary("atanh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
     Tensor xx = xf(x, y);
     return div(g, sub(scalar_like(y, 1.0), mul(xx, xx)));
   });
   // cast: the engine casts the gradient back to the input's dtype
   register_grad_rule("cast", [](const GradContext& c) -> std::vector<Tensor> {
-    if (!is_floating(c.inputs[0].dtype())) return {Tensor()};
+    if (!is_floating(c.inputs.meta(0).dtype())) return {Tensor()};
     return {c.grad_or_zeros(0)};
   });
 

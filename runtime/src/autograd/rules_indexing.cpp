@@ -38,18 +38,18 @@ void register_gather_scatter() {
   register_grad_rule("gather", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
     if (!c.needs(0)) return {Tensor(), Tensor()};
-    return {op("scatter_add", {zeros_shaped(c.inputs[0].shape(), g), c.inputs[1], g}, dim_attrs(c.attrs)), Tensor()};
+    return {op("scatter_add", {zeros_shaped(c.inputs.meta(0).shape(), g), c.inputs[1], g}, dim_attrs(c.attrs)), Tensor()};
   });
   register_grad_rule("index_select", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
     if (!c.needs(0)) return {Tensor(), Tensor()};
-    return {op("index_add", {zeros_shaped(c.inputs[0].shape(), g), c.inputs[1], g}, dim_attrs(c.attrs)), Tensor()};
+    return {op("index_add", {zeros_shaped(c.inputs.meta(0).shape(), g), c.inputs[1], g}, dim_attrs(c.attrs)), Tensor()};
   });
   // y = x + scatter(src): src entries beyond index's extent are unused (zero gradient).
   register_grad_rule("scatter_add", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
     Tensor gsrc;
-    if (c.needs(2)) gsrc = pad_to(op("gather", {g, c.inputs[1]}, dim_attrs(c.attrs)), c.inputs[2].shape());
+    if (c.needs(2)) gsrc = pad_to(op("gather", {g, c.inputs[1]}, dim_attrs(c.attrs)), c.inputs.meta(2).shape());
     return {c.needs(0) ? g : Tensor(), Tensor(), gsrc};
   });
   register_grad_rule("index_add", [](const GradContext& c) -> std::vector<Tensor> {
@@ -67,12 +67,12 @@ void register_gather_scatter() {
 void register_join_split() {
   register_grad_rule("concat", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
-    const Tensor& out = c.outputs[0];
+    const Tensor& out = c.outputs.meta(0);
     int64_t dim = normalize_axis(c.attrs.get_int("dim"), out.dim());
     std::vector<Tensor> grads(c.inputs.size());
     int64_t offset = 0;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
-      const Tensor& x = c.inputs[i];
+      const Tensor& x = c.inputs.meta(i);
       if (skipped_by_concat(x, out)) continue;
       int64_t n = x.shape()[size_t(dim)];
       if (c.needs(i)) grads[i] = g.narrow(dim, offset, n);
@@ -82,7 +82,7 @@ void register_join_split() {
   });
   register_grad_rule("stack", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
-    int64_t dim = normalize_axis(c.attrs.get_int("dim"), c.outputs[0].dim());
+    int64_t dim = normalize_axis(c.attrs.get_int("dim"), c.outputs.meta(0).dim());
     std::vector<Tensor> grads(c.inputs.size());
     for (size_t i = 0; i < c.inputs.size(); ++i)
       if (c.needs(i)) grads[i] = g.select(dim, int64_t(i));
@@ -98,7 +98,7 @@ void register_join_split() {
 
 void register_pad() {
   register_grad_rule("pad", [](const GradContext& c) -> std::vector<Tensor> {
-    const Shape& in = c.inputs[0].shape();
+    const Shape& in = c.inputs.meta(0).shape();
     return {op("pad_backward", {c.grad_or_zeros(0)},
                {{"pads", c.attrs.get_ints("pads")},
                 {"mode", c.attrs.get_string("mode")},

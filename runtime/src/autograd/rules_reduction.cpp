@@ -54,11 +54,11 @@ Tensor sum_keep(const Tensor& t, const Tensor& x, const Attrs& a) {
   return op("sum", {t}, {{"dims", reduced_axes(x, a)}, {"keepdim", true}});
 }
 
-std::vector<Tensor> sum_rule(const GradContext& c) { return {expand_back(c.grad_or_zeros(0), c.inputs[0], c.attrs)}; }
+std::vector<Tensor> sum_rule(const GradContext& c) { return {expand_back(c.grad_or_zeros(0), c.inputs.meta(0), c.attrs)}; }
 
 std::vector<Tensor> mean_rule(const GradContext& c) {
   Tensor g = c.grad_or_zeros(0);
-  return {div(expand_back(g, c.inputs[0], c.attrs), scalar_like(g, double(group_size(c.inputs[0], c.attrs))))};
+  return {div(expand_back(g, c.inputs.meta(0), c.attrs), scalar_like(g, double(group_size(c.inputs.meta(0), c.attrs))))};
 }
 
 // d prod / d x_i = product of the other elements of x_i's group. Away from

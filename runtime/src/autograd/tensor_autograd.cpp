@@ -7,7 +7,12 @@ namespace oar {
 using namespace autograd;
 
 bool Tensor::requires_grad() const {
-  const auto& m = impl().autograd;
+  const TensorImpl& i = impl();
+  // A view whose memory was written in place since its history was made
+  // takes a fresh history from its base first (its values may come from it).
+  if (i.view_base && i.storage->version() != i.view_version) [[unlikely]]
+    refresh_view_history(const_cast<TensorImpl&>(i));
+  const auto& m = i.autograd;
   return m && m->requires_grad;
 }
 

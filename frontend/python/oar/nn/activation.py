@@ -3,21 +3,83 @@ from . import functional as F
 from .module import Module
 
 
-class ReLU(Module):
+class _Inplace(Module):
+    """An activation with PyTorch's inplace flag: forward writes into its input and returns it."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
-
-    def forward(self, input):
-        return F.relu(input)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
 
 
+class ReLU(_Inplace):
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
+
+
 class ReLU6(ReLU):
     def forward(self, input):
-        return F.relu6(input)
+        return F.relu6(input, inplace=self.inplace)
+
+
+class Hardtanh(_Inplace):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__(inplace)
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardsigmoid(_Inplace):
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Hardswish(_Inplace):
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class Mish(_Inplace):
+    def forward(self, input):
+        return F.mish(input, self.inplace)
+
+
+class SELU(_Inplace):
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+
+class CELU(_Inplace):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Threshold(_Inplace):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -34,13 +96,9 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class SiLU(_Inplace):
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(input, inplace=self.inplace)
 
 
 class Sigmoid(Module):
@@ -59,7 +117,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -71,10 +129,10 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):

@@ -12,15 +12,17 @@ from .. import _C
 from .._C import ShapeError
 from .._ops import ops
 from .. import _functions as _fn
-from ..autograd import no_grad
+from ..autograd import no_grad, is_grad_enabled
 from ._loss_functions import (_check_tensor, cross_entropy, nll_loss, mse_loss, l1_loss,  # noqa: F401
                               smooth_l1_loss, huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits)
 
 __all__ = ["linear", "relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "elu", "softplus", "softmax",
-           "log_softmax", "dropout", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
-           "layer_norm", "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
-           "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "pad", "one_hot", "normalize",
-           "flatten"]
+           "log_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "hardtanh",
+           "hardsigmoid", "hardswish", "mish", "selu", "celu", "threshold", "relu_", "elu_", "leaky_relu_",
+           "hardtanh_", "selu_", "celu_", "threshold_", "conv2d", "max_pool2d", "avg_pool2d",
+           "adaptive_avg_pool2d", "batch_norm", "layer_norm", "embedding", "cross_entropy", "nll_loss", "mse_loss",
+           "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "pad", "one_hot", "normalize", "flatten"]
 
 
 def _pair(v, name, n=2):
@@ -37,12 +39,41 @@ def _pair(v, name, n=2):
 linear = _C.linear
 
 
+def _inplace(input, fn, inplace):
+    """fn(input), or with inplace=True (PyTorch) fn's result written into input, and input itself returned.
+    When autograd records, fn reads a clone: the op may save its input for backward, and the write
+    would overwrite that memory (its version check would then refuse the backward)."""
+    if not inplace:
+        return fn(input)
+    src = input.clone() if input.requires_grad and is_grad_enabled() else input
+    input.copy_(fn(src))
+    return input
+
+
 def relu(input, inplace=False):
-    return ops.relu(input)
+    return _inplace(input, ops.relu, inplace)
 
 
 def relu6(input, inplace=False):
-    return ops.clamp(input, min=0.0, max=6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError(f"hardtanh(): min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    return _inplace(input, lambda x: ops.clamp(x, min=float(min_val), max=float(max_val)), inplace)
+
+
+def _hardsigmoid(x):
+    return ops.clamp(x / 6.0 + 0.5, min=0.0, max=1.0)
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace(input, _hardsigmoid, inplace)
+
+
+def hardswish(input, inplace=False):
+    return _inplace(input, lambda x: x * _hardsigmoid(x), inplace)
 
 
 def gelu(input, approximate="none"):
@@ -52,7 +83,11 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return ops.silu(input)
+    return _inplace(input, ops.silu, inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, lambda x: x * ops.tanh(softplus(x)), inplace)
 
 
 def sigmoid(input):
@@ -64,11 +99,43 @@ def tanh(input):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return ops.leaky_relu(input, negative_slope=float(negative_slope))
+    return _inplace(input, lambda x: ops.leaky_relu(x, negative_slope=float(negative_slope)), inplace)
+
+
+def _expm1_neg(input, alpha, scale_in=1.0):
+    # alpha * (exp(min(x, 0) * scale_in) - 1): the negative branch of elu/celu/selu, without overflow for large x.
+    return (ops.exp(ops.clamp(input, max=0.0) * scale_in) - 1) * alpha
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _fn.where(input > 0, input, (ops.exp(ops.clamp(input, max=0.0)) - 1) * alpha)
+    return _inplace(input, lambda x: _fn.where(x > 0, x, _expm1_neg(x, alpha)), inplace)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return _inplace(input, lambda x: _fn.where(x > 0, x, _expm1_neg(x, _SELU_ALPHA)) * _SELU_SCALE, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise ValueError("celu(): alpha must not be 0")
+    return _inplace(input, lambda x: _fn.where(x > 0, x, _expm1_neg(x, alpha, 1.0 / alpha)), inplace)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """input where input > threshold, else value."""
+    return _inplace(input, lambda x: _fn.where(x > threshold, x, value).to(dtype=x.dtype), inplace)
+
+
+def _inplace_alias(fn):
+    # F.relu_ and friends: the inplace=True forms under PyTorch's names.
+    return lambda input, *args, **kwargs: fn(input, *args, inplace=True, **kwargs)
+
+
+relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_ = (
+    _inplace_alias(f) for f in (relu, elu, leaky_relu, hardtanh, selu, celu, threshold))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -93,15 +160,69 @@ def log_softmax(input, dim=None, dtype=None):
     return ops.log_softmax(input, dim=_softmax_dim(input.ndim) if dim is None else int(dim))
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes elements with probability p and scales the rest by 1/(1-p); identity when not training."""
+def _check_p(p):
     if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes elements with probability p and scales the rest by 1/(1-p); identity when not training."""
+    _check_p(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
-    return ops.dropout(input, p=float(p))[0]
+        return _inplace(input, lambda x: x * 0.0, inplace)
+    return _inplace(input, lambda x: ops.dropout(x, p=float(p))[0], inplace)
+
+
+def _keep_mask(input, p, feature_dims):
+    """1 with probability 1 - p, else 0: per element, or per channel when feature_dims > 0
+    (shape [N, C, 1, ...] for the last feature_dims dims of an [N, C, *] input)."""
+    shape = tuple(input.shape[:input.ndim - feature_dims]) + (1,) * feature_dims
+    keep = _C.call("fill", [], {"shape": list(shape), "value": 1.0 - p, "dtype": input.dtype}, input.device)
+    return ops.bernoulli(keep)
+
+
+def _feature_dropout(input, p, training, inplace, feature_dims, name):
+    _check_p(p)
+    if input.ndim not in (feature_dims + 1, feature_dims + 2):
+        raise ShapeError(f"{name}(): expected a {feature_dims + 1}-D (unbatched) or {feature_dims + 2}-D input, "
+                         f"got shape {tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _inplace(input, lambda x: x * 0.0, inplace)
+    return _inplace(input, lambda x: x * _keep_mask(x, p, feature_dims) * (1.0 / (1.0 - p)), inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels ([N, C, L] or [C, L]) with probability p; the rest scale by 1/(1-p)."""
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance: dropped elements take SELU's negative
+    saturation value, then an affine map a * x + b restores the moments (PyTorch's constants)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _inplace(input, lambda x: x * 0.0, inplace)
+    alpha = _SELU_ALPHA * _SELU_SCALE
+    a = ((alpha * alpha * p + 1) * (1 - p)) ** -0.5
+
+    def drop(x):
+        keep = _keep_mask(x, p, 0)
+        return x * keep * a + (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace(input, drop, inplace)
 
 
 def flatten(input, start_dim=0, end_dim=-1):

@@ -8,6 +8,7 @@ retyped in place across devices/dtypes (oar tensors are C++ values), so to()
 replaces them and keeps requires_grad; a no-op to() keeps the same objects.
 """
 from collections import OrderedDict
+import warnings
 
 from .. import _C
 from .._C import Tensor
@@ -88,6 +89,231 @@ class _Members(OrderedDict):
 
 
 _MEMBER_DICTS = ("_parameters", "_buffers", "_modules")
+# Hook registries (PyTorch's names): handle id -> hook, or -> True for the flag dicts.
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks")
+
+
+def _init_hook_dicts(d):
+    for key in _HOOK_DICTS:
+        d.setdefault(key, OrderedDict())
+
+
+class _Handle(RemovableHandle):
+    """A RemovableHandle that also clears the hook's flags (with_kwargs, always_call)."""
+
+    def __init__(self, hooks_dict, *flag_dicts):
+        super().__init__(hooks_dict)
+        self._flag_dicts = flag_dicts
+
+    def remove(self):
+        super().remove()
+        for d in self._flag_dicts:
+            d.pop(self.id, None)
+
+
+class _GlobalHandle(_Handle):
+    def remove(self):
+        super().remove()
+        _refresh_global_hooks()
+
+
+def _add_hook(hooks, hook, prepend, flags=(), handle_type=_Handle):
+    """Registers hook in `hooks` (first if prepend), setting it in each flag dict of `flags` whose
+    condition holds; the handle removes it from all."""
+    handle = handle_type(hooks, *(d for d, _ in flags))
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    for d, on in flags:
+        if on:
+            d[handle.id] = True
+    return handle
+
+
+# ---- full backward hooks, from tensor hooks alone (oar has no custom autograd Function).
+# The engine runs nodes in decreasing creation order (every node is created after the
+# nodes it consumes), so a node made between two sets of nodes runs between them too.
+def _gate(tensors, on_grads):
+    """Identities of `tensors` whose backward calls on_grads(grads) once all their gradients are
+    known and before any flows on; it returns a replacement per tensor (None keeps the gradient).
+
+    Made of three layers: p_i = identity(t_i) (oldest), a meeting point s, then
+    q_i = p_i + s (s is -0.0, so q_i equals p_i bit for bit). q_i's hooks see each
+    gradient, s's hook runs after all of them (s feeds every q_i), and p_i's hooks,
+    which run after s's, hand out the replacements.
+    """
+    from .._creation import full, zeros_like
+    grads, new = [None] * len(tensors), [None]
+    no_grad_marker = object()
+
+    def capture(i, g):
+        grads[i] = g
+
+    def meet(_):
+        res = on_grads(list(grads))
+        grads[:] = [None] * len(grads)
+        new[0] = None if res is None else [no_grad_marker if r is None else r for r in res]
+
+    def release(i, g):
+        r = new[0][i] if new[0] is not None else None
+        if r is None:
+            return None
+        new[0][i] = None  # handed out once; the graph may outlive this backward
+        return zeros_like(g) if r is no_grad_marker else r
+
+    ps = [t.expand(*t.shape) for t in tensors]
+    s = full((), -0.0, device=tensors[0].device, requires_grad=True) * 1.0
+    s.register_hook(meet)
+    out, cast = [], {}
+    for i, p in enumerate(ps):
+        p.register_hook(lambda g, i=i: release(i, g))
+        key = (str(p.device), str(p.dtype))
+        if key not in cast:
+            cast[key] = s.to(p.device).to(p.dtype)
+        q = p + cast[key]
+        q.register_hook(lambda g, i=i: capture(i, g))
+        out.append(q)
+    return out
+
+
+def _pack(index, grads, n):
+    packed = [None] * n
+    for i, g in zip(index, grads):
+        packed[i] = g
+    return tuple(packed)
+
+
+class _BackwardHook:
+    """One forward call's full backward (pre-)hooks, as torch.utils.hooks.BackwardHook: the
+    outputs' gradients are gathered for the pre-hooks, then the inputs' for the hooks, whose
+    replacements are what flows on. Limitation: a module whose inputs are reached in backward
+    without passing through its outputs (autograd.grad of an inner value) calls no hook."""
+
+    def __init__(self, module, hooks, pre_hooks):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.n_inputs, self.input_index = 0, []
+        self.n_outputs, self.output_index = 0, []
+        self.grad_outputs = None
+
+    @staticmethod
+    def _needing_grad(values):
+        return [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
+
+    def setup_inputs(self, args):
+        self.n_inputs = len(args)
+        self.input_index = self._needing_grad(args)
+        if not self.input_index:
+            return args
+        args = list(args)
+        for i, t in zip(self.input_index, _gate([args[i] for i in self.input_index], self._on_input_grads)):
+            args[i] = t
+        return tuple(args)
+
+    def setup_outputs(self, result):
+        single = not isinstance(result, tuple)
+        outs = (result,) if single else result  # like PyTorch, a list output is one non-tensor value
+        self.n_outputs = len(outs)
+        self.output_index = self._needing_grad(outs)
+        if not self.output_index:
+            return result
+        outs = list(outs)
+        for i, t in zip(self.output_index, _gate([outs[i] for i in self.output_index], self._on_output_grads)):
+            outs[i] = t
+        return outs[0] if single else tuple(outs)
+
+    @staticmethod
+    def _checked(r, n, what):
+        r = tuple(r)
+        if len(r) != n:
+            raise RuntimeError(f"Backward hook returned an invalid number of {what}, got {len(r)}, but expected {n}")
+        return r
+
+    def _on_output_grads(self, grads):
+        grad_outputs = _pack(self.output_index, grads, self.n_outputs)
+        for hook in self.pre_hooks:
+            r = hook(self.module, grad_outputs)
+            if r is not None:
+                grad_outputs = self._checked(r, self.n_outputs, "grad_output")
+        self.grad_outputs = grad_outputs
+        if not self.input_index:  # no input gradient to wait for: the hooks run now, as in PyTorch
+            grad_inputs = (None,) * self.n_inputs
+            for hook in self.hooks:
+                r = hook(self.module, grad_inputs, grad_outputs)
+                if r is not None and any(g is not None for g in r):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
+                                       "return None or None for all gradients.")
+            self.grad_outputs = None
+        return [grad_outputs[i] for i in self.output_index]
+
+    def _on_input_grads(self, grads):
+        if self.grad_outputs is None:  # reached without passing through the outputs
+            return None
+        res = _pack(self.input_index, grads, self.n_inputs)
+        for hook in self.hooks:
+            r = hook(self.module, res, self.grad_outputs)
+            if r is not None:
+                res = self._checked(r, self.n_inputs, "grad_input")
+        self.grad_outputs = None
+        return [res[i] for i in self.input_index]
+
+
+# Hooks run for every module's call (torch.nn.modules.module.register_module_*_hook).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+
+
+_global_hooks_on = False  # any of the above non-empty: one check in Module.__call__'s fast path
+
+
+def _refresh_global_hooks():
+    global _global_hooks_on
+    _global_hooks_on = bool(_global_forward_pre_hooks or _global_forward_hooks or _global_backward_pre_hooks
+                            or _global_backward_hooks)
+
+
+def _add_global_hook(hooks, hook, flags=()):
+    handle = _add_hook(hooks, hook, False, flags, _GlobalHandle)
+    _refresh_global_hooks()
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """A forward pre-hook, hook(module, args) -> None or new args, common to all modules (run first)."""
+    return _add_global_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook, hook(module, args, output) (or with kwargs before output), common to all modules."""
+    return _add_global_hook(_global_forward_hooks, hook, ((_global_forward_hooks_with_kwargs, with_kwargs),
+                                                          (_global_forward_hooks_always_called, always_call)))
+
+
+def register_module_full_backward_pre_hook(hook):
+    """hook(module, grad_output) for every module, before the module's own backward pre-hooks."""
+    return _add_global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) for every module, before the module's own backward hooks."""
+    return _add_global_hook(_global_backward_hooks, hook)
+
+
+def _applied(t, fn):
+    """fn(t) as a new leaf of t's kind (an nn.Parameter stays one), carrying requires_grad and grad."""
+    new = fn(t)
+    if new is t:
+        return t
+    new = Parameter(new, t.requires_grad) if isinstance(t, Parameter) else new.detach()
+    if t.requires_grad and not new.requires_grad:
+        new.requires_grad_(True)
+    if t.grad is not None:
+        new.grad = fn(t.grad).detach()
+    return new
 
 
 class Module:
@@ -103,8 +329,7 @@ class Module:
         d["_buffers"] = _Members(d)
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Members(d)
-        d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_hooks"] = OrderedDict()
+        _init_hook_dicts(d)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -322,22 +547,15 @@ class Module:
 
     # ---- device / dtype ----
     def _apply_tensors(self, fn):
+        moved = {}  # id -> new tensor: a tensor shared by several modules (tied weights) stays shared
         with no_grad():
             for m in self.modules():
                 for store in (m._parameters, m._buffers):
                     for k, t in store.items():
-                        if t is None:
-                            continue
-                        new = fn(t)
-                        if new is t:
-                            continue
-                        new = new.detach()
-                        if t.requires_grad:
-                            new.requires_grad_(True)
-                        g = t.grad
-                        if g is not None:
-                            new.grad = fn(g).detach()
-                        store[k] = new
+                        if t is not None:
+                            if id(t) not in moved:
+                                moved[id(t)] = (t, _applied(t, fn))
+                            store[k] = moved[id(t)][1]
         return self
 
     def to(self, *args, **kwargs):
@@ -411,35 +629,95 @@ class Module:
         return _load_state_dict(self, state_dict, strict, assign)
 
     # ---- calling and hooks ----
-    def register_forward_pre_hook(self, hook, *, prepend=False):
-        """hook(module, args) -> None or new args (a non-tuple result is wrapped in a tuple)."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) -> None or new args (a non-tuple result is wrapped in a tuple); with
+        with_kwargs, hook(module, args, kwargs) -> None or a tuple (new_args, new_kwargs)."""
+        return _add_hook(self._forward_pre_hooks, hook, prepend, ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
 
-    def register_forward_hook(self, hook, *, prepend=False):
-        """hook(module, args, output) -> None or a replacement output."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) -> None or a replacement output; with with_kwargs,
+        hook(module, args, kwargs, output). always_call runs it even when forward raises."""
+        return _add_hook(self._forward_hooks, hook, prepend, ((self._forward_hooks_with_kwargs, with_kwargs),
+                                                              (self._forward_hooks_always_called, always_call)))
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or a replacement grad_output tuple, called in backward
+        once the gradients w.r.t. the module's outputs are known, before they flow into it."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or a replacement grad_input tuple, called once
+        per backward with the gradients w.r.t. the module's positional tensor inputs (None where an
+        input is not a tensor that requires grad) and outputs. See _BackwardHook for how."""
+        return _add_hook(self._backward_hooks, hook, prepend)
 
     def __call__(self, *args, **kwargs):
-        if not self._forward_pre_hooks and not self._forward_hooks:  # the common case, kept cheap
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_hooks_on):  # the common case, kept cheap
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        args, kwargs = self._run_forward_pre_hooks(args, kwargs)
+        bw = None
+        backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        backward_pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        if (backward_hooks or backward_pre_hooks) and _C.is_grad_enabled():
+            bw = _BackwardHook(self, backward_hooks, backward_pre_hooks)
+            args = bw.setup_inputs(args)
+        called = set()
+        result = None
+        try:
+            result = self.forward(*args, **kwargs)
+            result = self._run_forward_hooks(args, kwargs, result, called)
+        except Exception:
+            self._run_always_called_hooks(args, kwargs, result, called)
+            raise
+        return bw.setup_outputs(result) if bw is not None else result
+
+    def _run_forward_pre_hooks(self, args, kwargs):
+        for hook_id, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {r}.")
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        return args, kwargs
+
+    def _forward_hook_list(self):
+        return [(i, h, i in _global_forward_hooks_with_kwargs, i in _global_forward_hooks_always_called)
+                for i, h in _global_forward_hooks.items()] + \
+               [(i, h, i in self._forward_hooks_with_kwargs, i in self._forward_hooks_always_called)
+                for i, h in self._forward_hooks.items()]
+
+    def _run_forward_hooks(self, args, kwargs, result, called):
+        for hook_id, hook, with_kwargs, always in self._forward_hook_list():
+            if always:
+                called.add(hook_id)
+            r = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
             if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+                result = r
+        return result
+
+    def _run_always_called_hooks(self, args, kwargs, result, called):
+        """After forward (or a hook) raised: the always_call hooks not yet run, their own errors
+        only warned about so the original error propagates."""
+        for hook_id, hook, with_kwargs, always in self._forward_hook_list():
+            if not always or hook_id in called:
+                continue
+            try:
+                r = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                if r is not None:
+                    result = r
+            except Exception as e:  # noqa: BLE001 - the forward error is the one to raise
+                warnings.warn("forward hook with ``always_call=True`` raised an exception that was silenced as "
+                              f"another error was raised in forward: {e}")
 
     # ---- printing ----
     def extra_repr(self):
@@ -468,6 +746,7 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        _init_hook_dicts(self.__dict__)  # modules pickled before a hook kind existed
         for key in _MEMBER_DICTS:
             members = self.__dict__.get(key)
             if isinstance(members, _Members):

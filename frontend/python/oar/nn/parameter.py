@@ -1,32 +1,44 @@
-"""nn.Parameter: a leaf tensor that requires grad.
+"""nn.Parameter: a leaf tensor that requires grad, of its own type.
 
-oar.Tensor is a C++ class that cannot be subclassed from Python, so
-`Parameter(t)` returns a plain Tensor: a detached alias of `t` (same memory, as
-in PyTorch) with requires_grad set. Module.__setattr__ registers such leaf
-tensors as parameters, and `isinstance(x, nn.Parameter)` is True for every leaf
-tensor that requires grad, which is what a PyTorch user checks for.
+`Parameter(t)` is a Tensor subclass sharing t's memory (as in PyTorch), with no
+history and requires_grad set, so `type(p) is nn.Parameter` and
+`isinstance(p, nn.Parameter)` hold for the parameters of every layer.
 """
 from .._C import Tensor
 
 
-class _ParameterMeta(type):
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.is_leaf and obj.requires_grad
+class Parameter(Tensor):
+    """Parameter(data=None, requires_grad=True) -> a leaf Tensor registered by Module as a parameter."""
 
-
-class Parameter(metaclass=_ParameterMeta):
-    """Parameter(data=None, requires_grad=True) -> leaf Tensor with requires_grad."""
-
-    def __new__(cls, data=None, requires_grad=True):
+    def __init__(self, data=None, requires_grad=True):
         if data is None:
             from .._creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a Tensor, got {type(data).__name__}")
-        t = data.detach()
+        super().__init__(data)
         if requires_grad:
-            t.requires_grad_(True)  # raises DTypeError (a TypeError) for integer tensors, as PyTorch does
-        return t
+            self.requires_grad_(True)  # raises DTypeError (a TypeError) for integer tensors, as PyTorch does
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = Tensor.__deepcopy__(self, memo)
+        result = Parameter(copied, self.requires_grad)
+        if copied.grad is not None:
+            result.grad = copied.grad
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (Tensor(self.detach()), self.requires_grad))
+
+
+def _rebuild_parameter(data, requires_grad):
+    return Parameter(data, requires_grad)
 
 
 class Buffer:

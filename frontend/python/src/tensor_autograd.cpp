@@ -1,0 +1,97 @@
+// The autograd side of oar.Tensor that PyTorch code relies on for object
+// identity: requires_grad_() returns the tensor itself, `t.grad is t.grad`,
+// register_hook returns a removable handle, and _version counts in-place
+// writes.
+#include <memory>
+#include <unordered_map>
+
+#include "bindings.h"
+#include "oar/dispatch.h"
+
+namespace oar::py {
+
+namespace {
+
+// One Python object per gradient tensor while someone holds it, so repeated
+// reads of .grad give the same object (weak entries, dropped with the object).
+class GradObjects {
+ public:
+  nb::object get(const Tensor& g) {
+    const TensorImpl* key = g.impl_ptr().get();
+    auto it = objects_.find(key);
+    if (it != objects_.end()) {
+      nb::object o = it->second();
+      // A live object keeps its impl alive, so the address cannot be reused.
+      if (!o.is_none() && nb::inst_ptr<Tensor>(o)->impl_ptr().get() == key) return o;
+      objects_.erase(it);
+    }
+    nb::object o = nb::cast(g);
+    nb::object drop = nb::cpp_function([this, key](nb::handle ref) {
+      auto found = objects_.find(key);
+      if (found != objects_.end() && found->second.ptr() == ref.ptr()) objects_.erase(found);
+    });
+    objects_.emplace(key, nb::weakref(o, drop));
+    return o;
+  }
+
+ private:
+  std::unordered_map<const TensorImpl*, nb::weakref> objects_;  // the GIL guards it
+};
+
+GradObjects& grad_objects() {
+  static GradObjects* objects = new GradObjects();  // outlives interpreter teardown
+  return *objects;
+}
+
+// Removing a hook disables it and drops the Python callable; the C++ side
+// keeps an empty slot (hooks are stored in registration order).
+struct TensorHookHandle {
+  std::shared_ptr<nb::object> fn;
+  void remove() {
+    if (fn && fn->is_valid()) *fn = nb::object();
+  }
+};
+
+}  // namespace
+
+void bind_tensor_autograd(nb::class_<Tensor>& t) {
+  nb::class_<TensorHookHandle>(t, "_HookHandle")
+      .def("remove", &TensorHookHandle::remove)
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](TensorHookHandle& h, nb::args) { h.remove(); });
+
+  t.def("requires_grad_", [](nb::handle self, bool r) {
+     nb::inst_ptr<Tensor>(self)->set_requires_grad(r);
+     return nb::borrow(self);
+   }, nb::arg("requires_grad") = true)
+      .def_prop_rw("grad", [](const Tensor& x) -> nb::object {
+        Tensor g = x.grad();
+        return g.defined() ? grad_objects().get(g) : nb::none();
+      }, [](Tensor& x, nb::handle g) { x.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g)); },
+         nb::arg("value").none())
+      .def("register_hook", [](const Tensor& x, nb::callable fn) {
+        auto slot = std::make_shared<nb::object>(fn);
+        x.register_hook([slot](const Tensor& g) -> Tensor {
+          nb::gil_scoped_acquire gil;
+          if (!slot->is_valid()) return Tensor();
+          nb::object r = (*slot)(g);
+          return r.is_none() ? Tensor() : nb::cast<Tensor>(r);
+        });
+        return TensorHookHandle{slot};
+      })
+      .def_prop_ro("_version", [](const Tensor& x) { return x.version(); })
+      // The in-place form of a catalog op (relu_, F.relu(x, inplace=True)):
+      // the result is made here and handed over whole, so Tensor::update_
+      // can take its memory instead of copying when nothing else sees x.
+      .def("_inplace_op", [](nb::handle self, const std::string& op, nb::args others, nb::kwargs attrs) {
+        Tensor& x = *nb::inst_ptr<Tensor>(self);
+        std::vector<Tensor> inputs{x};
+        for (nb::handle o : others) inputs.push_back(nb::cast<Tensor>(o));
+        Tensor result = call(op, inputs, to_attrs(attrs)).at(0);
+        if (result.dtype() != x.dtype()) result = result.to(x.dtype());
+        x.update_(std::move(result));
+        return nb::borrow(self);
+      }, nb::arg("op"), nb::arg("others"), nb::arg("attrs"));
+}
+
+}  // namespace oar::py

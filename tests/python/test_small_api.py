@@ -1,0 +1,180 @@
+"""Smaller PyTorch APIs against NumPy/Python, on every present device: floor division and
+remainders (Python's sign rules), div(rounding_mode=), clamp/clip with tensor bounds,
+randint(high, size), "{:.2f}".format(t), oar.Generator streams, and the thread count."""
+import numpy as np
+import pytest
+
+import oar
+
+DEVICES = oar._C.info()["devices"]
+A = [-7, -6, -1, 0, 1, 5, 7, 9]
+B = [2, -2, 3, -3, 4, -4, 2, -5]
+INT_DTYPES = [oar.int8, oar.int32, oar.int64]
+FLOAT_DTYPES = [oar.float32, oar.float64]
+
+
+def N(t):
+    return t.detach().cpu().numpy()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", INT_DTYPES + FLOAT_DTYPES)
+def test_floor_division_and_remainder_between_tensors(dtype, device):
+    a, b = oar.tensor(A, dtype=dtype, device=device), oar.tensor(B, dtype=dtype, device=device)
+    q, r = a // b, a % b
+    assert q.dtype == dtype and r.dtype == dtype
+    assert q.tolist() == [x // y for x, y in zip(A, B)]  # Python's rule: -7 // 2 == -4
+    assert r.tolist() == [x % y for x, y in zip(A, B)]   # the remainder takes the divisor's sign
+    assert oar.floor_divide(a, b).tolist() == q.tolist() and oar.remainder(a, b).tolist() == r.tolist()
+    assert a.floor_divide(b).tolist() == q.tolist() and a.remainder(b).tolist() == r.tolist()
+    assert oar.fmod(a, b).tolist() == [float(np.fmod(x, y)) for x, y in zip(A, B)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_floor_division_with_python_numbers_both_orders(device):
+    a = oar.tensor(A, device=device)
+    assert (a // 2).tolist() == [x // 2 for x in A] and (a // 2).dtype == oar.int64
+    assert (a % 3).tolist() == [x % 3 for x in A]
+    assert (a % -3).tolist() == [x % -3 for x in A]
+    nz = oar.tensor([x for x in A if x], device=device)
+    assert (7 // nz).tolist() == [7 // x for x in A if x] and (-7 % nz).tolist() == [-7 % x for x in A if x]
+    y = a // 2.5  # an integer tensor with a Python float: float32, floored
+    assert y.dtype == oar.float32 and y.tolist() == [x // 2.5 for x in A]
+    f = oar.tensor([1.0, -1.0, 7.5, -7.5], device=device)
+    assert (f // 0.1).tolist() == pytest.approx([1.0 // 0.1, -1.0 // 0.1, 7.5 // 0.1, -7.5 // 0.1])
+    assert (f % 2).tolist() == [1.0 % 2, -1.0 % 2, 7.5 % 2, -7.5 % 2]
+    assert (5.0 // f).tolist() == [5.0 // v for v in [1.0, -1.0, 7.5, -7.5]]
+    z = oar.tensor([1.0, -1.0, 0.0], device=device) // 0.0  # float division by zero as a / b
+    assert np.array_equal(N(z), [np.inf, -np.inf, np.nan], equal_nan=True)
+
+
+def test_inplace_floor_division_and_remainder():
+    t = oar.tensor([-7, 7, 9])
+    u = t
+    t //= 2
+    assert t is u and t.tolist() == [-4, 3, 4]
+    t %= 3
+    assert t is u and t.tolist() == [2, 0, 1]
+    with pytest.raises(oar.DTypeError):  # a float result cannot go into an integer tensor
+        t //= 1.5
+
+
+def test_integer_division_by_zero_raises():
+    with pytest.raises(ZeroDivisionError):
+        oar.tensor([1, 2]) // oar.tensor([1, 0])
+    with pytest.raises(ZeroDivisionError):
+        oar.tensor([1, 2]) % 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_div_rounding_modes(device):
+    a, b = oar.tensor(A, device=device), oar.tensor(B, device=device)
+    np.testing.assert_allclose(N(oar.div(a, b)), np.array(A) / np.array(B), rtol=1e-6)
+    assert oar.div(a, b).dtype == oar.float32
+    assert oar.div(a, b, rounding_mode="floor").tolist() == [x // y for x, y in zip(A, B)]
+    trunc = [int(np.trunc(x / y)) for x, y in zip(A, B)]
+    assert oar.div(a, b, rounding_mode="trunc").tolist() == trunc
+    assert a.div(b, rounding_mode="trunc").tolist() == trunc and a.div(b, rounding_mode="trunc").dtype == oar.int64
+    f, g = a.to(oar.float32), b.to(oar.float32)
+    assert oar.div(f, g, rounding_mode="trunc").tolist() == trunc
+    assert oar.divide(f, 2, rounding_mode="floor").tolist() == [x // 2 for x in A]
+    h = oar.tensor([-7.5, 7.5], dtype=oar.float16, device=device)
+    y = oar.div(h, 2, rounding_mode="floor")
+    assert y.dtype == oar.float16 and y.tolist() == [-4.0, 3.0]
+    with pytest.raises(ValueError):
+        oar.div(a, b, rounding_mode="round")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clamp_with_tensor_bounds(device):
+    x = np.array([[-3.0, -1.0, 0.5], [2.0, 4.0, 9.0]], np.float32)
+    lo = np.array([-2.0, 0.0, 1.0], np.float32)   # broadcast over rows
+    hi = np.array([[0.0], [5.0]], np.float32)     # broadcast over columns
+    t, tl, th = (oar.tensor(v, device=device) for v in (x, lo, hi))
+    assert np.array_equal(N(oar.clamp(t, tl, th)), np.minimum(np.maximum(x, lo), hi))
+    assert np.array_equal(N(oar.clamp(t, min=tl)), np.maximum(x, lo))
+    assert np.array_equal(N(t.clamp(max=th)), np.minimum(x, hi))
+    assert np.array_equal(N(oar.clip(t, tl, 1.5)), np.minimum(np.maximum(x, lo), 1.5))
+    assert np.array_equal(N(t.clip(-1.0, th)), np.minimum(np.maximum(x, -1.0), hi))
+    assert np.array_equal(N(t.clamp_min(tl)), np.maximum(x, lo))
+    # min > max: every element becomes max, as in PyTorch
+    assert np.array_equal(N(oar.clamp(t, oar.full((1,), 3.0, device=device), tl)), np.broadcast_to(lo, x.shape))
+    it = oar.tensor([[1, 5, 9]], device=device)
+    y = oar.clamp(it, oar.tensor([2, 2, 2], device=device), oar.tensor([4, 4, 4], device=device))
+    assert y.dtype == oar.int64 and y.tolist() == [[2, 4, 4]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_randint_forms(device):
+    oar.manual_seed(4)
+    r = oar.randint(10, (2000,), device=device)
+    assert r.dtype == oar.int64 and tuple(r.shape) == (2000,)
+    v = N(r)
+    assert v.min() == 0 and v.max() == 9 and set(np.unique(v)) == set(range(10))
+    v = N(oar.randint(-5, 5, size=(4000,), dtype=oar.int32, device=device))
+    assert v.dtype == np.int32 and v.min() == -5 and v.max() == 4
+    counts = np.bincount(v + 5, minlength=10)
+    assert counts.min() > 300  # uniform, the negative end included (no truncation toward zero)
+    assert oar.randint(3, size=(2, 3)).shape == (2, 3)
+    g = oar.Generator().manual_seed(11)
+    a = oar.randint(0, 100, (8,), generator=g)
+    g.manual_seed(11)
+    assert a.tolist() == oar.randint(100, (8,), generator=g).tolist()
+    with pytest.raises(TypeError):
+        oar.randint(5)
+
+
+def test_format_one_element_tensor():
+    assert "{:.2f}".format(oar.tensor(3.14159)) == "3.14"
+    assert f"{oar.tensor([2.5]):.1f}" == "2.5"
+    assert f"{oar.tensor(7):03d}" == "007"
+    t = oar.tensor([1.0, 2.0])
+    assert f"{t}" == str(t) and format(t, ">40").strip() == str(t).strip()
+
+
+def test_generator_streams():
+    g = oar.Generator(device="cpu")
+    assert g.manual_seed(3) is g and g.initial_seed() == 3
+    a = oar.rand(4, generator=g)
+    b = oar.rand(4, generator=g)
+    assert not np.array_equal(N(a), N(b))
+    g.manual_seed(3)
+    assert np.array_equal(N(oar.rand(4, generator=g)), N(a))
+    # the same seed draws what the global stream draws after oar.manual_seed
+    oar.manual_seed(3)
+    assert np.array_equal(N(oar.rand(4)), N(a))
+    # a generator leaves the global stream alone
+    oar.manual_seed(8)
+    want = N(oar.randn(5))
+    oar.manual_seed(8)
+    oar.randn(100, generator=g)
+    assert np.array_equal(N(oar.randn(5)), want)
+    # get_state / set_state replay
+    state = g.get_state()
+    assert state.dtype == oar.uint8
+    x = N(oar.randn(6, generator=g))
+    g.set_state(state)
+    assert np.array_equal(N(oar.randn(6, generator=g)), x)
+    s = g.seed()
+    assert g.initial_seed() == s and 0 <= s < 2 ** 63
+    perm = oar.randperm(10, generator=oar.Generator().manual_seed(1))
+    assert sorted(perm.tolist()) == list(range(10))
+    assert perm.tolist() == oar.randperm(10, generator=oar.Generator().manual_seed(1)).tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_generator_gives_the_same_numbers_on_every_device(device):
+    a = oar.rand(6, generator=oar.Generator().manual_seed(5))
+    b = oar.rand(6, generator=oar.Generator(device=device).manual_seed(5), device=device)
+    np.testing.assert_allclose(N(b), N(a), rtol=1e-6)
+
+
+def test_num_threads():
+    n = oar.get_num_threads()
+    assert isinstance(n, int) and n >= 1
+    oar.set_num_threads(1)
+    assert oar.get_num_threads() == 1 and oar.get_flag("OAR_NUM_THREADS") == "1"
+    oar.set_num_threads(n)
+    assert oar.get_num_threads() == n
+    with pytest.raises(ValueError):
+        oar.set_num_threads(0)
