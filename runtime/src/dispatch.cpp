@@ -104,14 +104,20 @@ Attrs normalize_attrs(const OpSchema& op, const Attrs& given) {
 }
 
 std::optional<DType> promoted_dtype(const OpSchema& op, size_t count,
-                                   const std::function<std::optional<DType>(size_t)>& dtype_of) {
+                                    const std::function<std::optional<PromotionOperand>(size_t)>& operand_of) {
   if (op.dtype_policy == DTypePolicy::kNone) return std::nullopt;
-  std::optional<DType> common;
+  std::optional<DType> dims, zero;  // promoted over dimensioned and over 0-dim inputs
   for (size_t i = 0; i < count; ++i) {
-    std::optional<DType> d = dtype_of(i);
+    std::optional<PromotionOperand> d = operand_of(i);
     if (!d || !op.inputs[std::min(i, op.inputs.size() - 1)].promoted) continue;
-    common = common ? promote_types(*common, *d) : *d;
+    std::optional<DType>& into = d->zero_dim ? zero : dims;
+    into = into ? promote_types(*into, d->dtype) : d->dtype;
   }
+  // PyTorch's rule: 0-dim operands decide only when the dimensioned ones are
+  // bool, or when they bring floating point to integers.
+  std::optional<DType> common = dims ? dims : zero;
+  if (dims && zero && !is_floating(*dims) && (*dims == DType::boolean || is_floating(*zero)))
+    common = promote_types(*dims, *zero);
   if (common && op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = DType::f32;
   return common;
 }
@@ -170,9 +176,9 @@ Device common_device(const OpSchema& op, const std::vector<Tensor>& inputs,
 const std::vector<Tensor>& apply_dtype_policy(const OpSchema& op, const std::vector<Tensor>& inputs,
                                               std::vector<Tensor>& owned) {
   if (op.dtype_policy == DTypePolicy::kNone) return inputs;
-  std::optional<DType> common = promoted_dtype(op, inputs.size(), [&](size_t i) -> std::optional<DType> {
+  std::optional<DType> common = promoted_dtype(op, inputs.size(), [&](size_t i) -> std::optional<PromotionOperand> {
     if (!inputs[i].defined()) return std::nullopt;
-    return inputs[i].dtype();
+    return PromotionOperand{inputs[i].dtype(), inputs[i].dim() == 0};
   });
   if (!common) return inputs;
   bool any = false;

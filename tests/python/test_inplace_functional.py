@@ -1,8 +1,8 @@
 """inplace=True in nn.functional and the activation/dropout modules, and the in-place Tensor methods
 (t.relu_(), t.exp_(), ...), on every present device: the result is written into the input, which
 is returned itself (PyTorch: `F.relu(t, inplace=True) is t`); inplace=False leaves the input alone.
-Values against NumPy. The autograd tests (an in-place op on a non-leaf tensor is recorded in the
-graph) wait for the C++ in-place autograd and are non-strict xfails until then."""
+Values against NumPy; the autograd tests check that an in-place op on a non-leaf tensor is recorded
+in the graph."""
 import numpy as np
 import pytest
 
@@ -189,11 +189,8 @@ def test_inplace_float_result_into_integer_tensor_is_refused():
     assert i.tolist() == [1, 2, 3]
 
 
-# ---- autograd through in-place ops: waits for the C++ copy_ to record itself in the graph ----
-_NEEDS = pytest.mark.xfail(strict=False, reason="needs in-place autograd (C++ copy_ recording and version counter)")
+# ---- autograd through in-place ops ----
 
-
-@_NEEDS
 def test_relu_inplace_on_non_leaf_backpropagates():
     x = oar.tensor([-1.0, 0.5, 2.0, -0.25], requires_grad=True)
     y = x * 2
@@ -203,7 +200,6 @@ def test_relu_inplace_on_non_leaf_backpropagates():
     np.testing.assert_allclose(N(x.grad), 2.0 * (N(x) * 2 > 0))
 
 
-@_NEEDS
 def test_relu_module_inplace_inside_a_model_backpropagates():
     lin = nn.Linear(3, 4)
     x = oar.tensor(np.array([[1.0, -2.0, 0.5], [-1.0, 0.3, 2.0]], np.float32))
@@ -216,7 +212,6 @@ def test_relu_module_inplace_inside_a_model_backpropagates():
     np.testing.assert_allclose(N(lin.weight.grad), mask.T @ N(x), rtol=1e-5)
 
 
-@_NEEDS
 def test_inplace_tensor_method_chain_backpropagates():
     x = oar.tensor([0.5, 1.0, 2.0], requires_grad=True)
     y = x * 1.0
@@ -225,7 +220,6 @@ def test_inplace_tensor_method_chain_backpropagates():
     np.testing.assert_allclose(N(x.grad), 3 * np.exp(N(x)), rtol=1e-6)
 
 
-@_NEEDS
 def test_inplace_on_a_leaf_that_requires_grad_is_refused():
     # PyTorch: "a leaf Variable that requires grad is being used in an in-place operation".
     x = oar.tensor([1.0, -1.0], requires_grad=True)
@@ -236,7 +230,6 @@ def test_inplace_on_a_leaf_that_requires_grad_is_refused():
     assert x.tolist() == [1.0, 0.0]
 
 
-@_NEEDS
 def test_inplace_on_a_view_backpropagates_through_the_base():
     x = oar.tensor([[-1.0, 2.0], [3.0, -4.0]], requires_grad=True)
     h = x * 2
@@ -246,7 +239,6 @@ def test_inplace_on_a_view_backpropagates_through_the_base():
     np.testing.assert_allclose(N(x.grad), [[0.0, 2.0], [2.0, 2.0]])
 
 
-@_NEEDS
 def test_modifying_a_saved_tensor_never_gives_a_wrong_gradient():
     # sigmoid's gradient reads its output. PyTorch refuses the backward once that output was changed
     # in place (version counter); keeping the saved value aside (copy-on-write) is right as well.

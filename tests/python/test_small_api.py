@@ -178,3 +178,15 @@ def test_num_threads():
     assert oar.get_num_threads() == n
     with pytest.raises(ValueError):
         oar.set_num_threads(0)
+
+
+def test_in_place_refuses_a_higher_category_result():
+    t = oar.tensor([1, 2])
+    with pytest.raises(TypeError, match="can't be cast"):
+        t += 0.5                 # PyTorch: result type Float can't be cast to Long
+    assert t.tolist() == [1, 2]
+    t += 1
+    assert t.tolist() == [2, 3] and t.dtype == oar.int64
+    f = oar.ones(2)
+    f += oar.tensor([1, 2])      # int into float is fine
+    assert f.tolist() == [2.0, 3.0]

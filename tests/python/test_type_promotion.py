@@ -20,9 +20,8 @@ runtime/src/dtype.cpp); the table expects int32 there.
 Combinations PyTorch refuses (subtraction with any bool operand, bool ** bool) are not generated.
 maximum/minimum with a Python number is an oar extension (PyTorch wants two tensors); it follows
 the same rules.
-Wrong results that come from the C++ operators (frontend/python/src/tensor.cpp and the core's
-dispatch) are strict xfails, listed by `_cpp_failure`; `where`, `maximum` and `minimum` are Python
-functions and must all pass.
+Operators (C++ dispatch, where 0-dim tensors only raise the category) and the Python functions
+`where`, `maximum` and `minimum` must all pass.
 """
 import numpy as np
 import pytest
@@ -167,45 +166,8 @@ def _cases():
                     result = expected_dtype(op, lhs, rhs)[1]
                     if _refused_by_pytorch(op, lhs, rhs, result):
                         continue
-                    reason = _cpp_failure(op, lhs, rhs, result)
-                    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-                    out.append(pytest.param(op, lhs, rhs, id=f"{op}-{lhs.name}-{rhs.name}", marks=marks))
+                    out.append(pytest.param(op, lhs, rhs, id=f"{op}-{lhs.name}-{rhs.name}"))
     return out
-
-
-# ---- wrong results from the C++ operators (frontend/python/src/tensor.cpp `binary`/`rbinary`
-# build a zero-dim tensor for a Python number with runtime scalar_operand_dtype, which is right;
-# then runtime/src/dispatch.cpp apply_dtype_policy/promoted_dtype promote every tensor input with
-# promote_types, with no notion of zero-dim tensors) ----
-def _naive_oar(lhs, rhs):
-    """What the core computes: Python numbers by scalar_operand_dtype, then every tensor alike."""
-    tensors = [o for o in (lhs, rhs) if o.kind != "scalar"]
-    if len(tensors) == 2:
-        t = _PROMOTE[lhs.dtype, rhs.dtype]
-        return "i32" if t == "i16" else t
-    scalar = lhs if lhs.kind == "scalar" else rhs
-    t = tensors[0].dtype
-    if scalar.dtype == "f32" and _cat(t) != 2:
-        return "f32"
-    if scalar.dtype == "i64" and t == "b":
-        return "i64"
-    return t
-
-
-_PYTHON_OPS = ("maximum", "minimum", "where")
-
-
-def _cpp_failure(op, lhs, rhs, result):
-    if op in _PYTHON_OPS:
-        return None
-    oar_result = _op_dtypes(op, _naive_oar(lhs, rhs))[1]
-    want = "i32" if result == "i16" else result
-    if oar_result != want:
-        return (f"C++ promotion treats a zero-dim tensor like a dimensioned one: oar gives {oar_result}, "
-                f"PyTorch {want} (runtime/src/dispatch.cpp promoted_dtype)")
-    if result == "b" and op in ("add", "mul"):
-        return f"no bool kernel for {op} (PyTorch: logical {'or' if op == 'add' else 'and'})"
-    return None
 
 
 # ---- the test ----

@@ -462,19 +462,20 @@ def get_num_threads():
     return n if n > 0 else (os.cpu_count() or 1)
 
 
-def _write_into(self, result):
-    """In-place as PyTorch: the result is copied into self, whose dtype it must not outrank (no float into int)."""
+def _castable_into(self, result):
+    """result in self's dtype, which it must not outrank (no float into int), as PyTorch's in-place ops."""
     if _category(result.dtype) > _category(self.dtype):
         raise _C.DTypeError(f"result type {result.dtype} can't be cast to the desired output type {self.dtype}")
-    self.copy_(result)
-    return self
+    return result.to(self.dtype) if result.dtype != self.dtype else result
 
 
 def _inplace_method(fn):
     def method(self, *args, **kwargs):
-        # Under autograd fn reads a clone: its op may save the input that the write overwrites.
-        src = self.clone() if self.requires_grad and _C.is_grad_enabled() else self
-        return _write_into(self, fn(src, *args, **kwargs))
+        # A view shares its memory: under autograd fn reads a clone, as its op may save the input the write
+        # overwrites. Elsewhere the write takes the result's memory and the saved input stays intact.
+        src = self.clone() if self.requires_grad and _C.is_grad_enabled() and self._is_view() else self
+        # The result goes to _update_ as a temporary, so its memory can be taken over rather than copied.
+        return self._update_(_castable_into(self, fn(src, *args, **kwargs)))
     method.__name__ = fn.__name__ + "_"
     return method
 

@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 
+#include <cstring>
 #include <sstream>
 #include <unordered_map>
 
@@ -34,6 +35,15 @@ const OpSchema& schema_of(const char* op) {
   return s;
 }
 
+// bool + bool and bool * bool are logical or / and, as in PyTorch (the
+// arithmetic kernels take no bool).
+const char* bool_form(const char* op, const std::vector<Tensor>& in) {
+  if (in[0].dtype() != DType::boolean || in[1].dtype() != DType::boolean) return op;
+  if (std::strcmp(op, "add") == 0) return "logical_or";
+  if (std::strcmp(op, "mul") == 0) return "logical_and";
+  return op;
+}
+
 // Argument lists are built in place: every Tensor copy is an atomic refcount
 // update, and this is the hot path of every Python operator.
 Tensor binary(const char* op, const Tensor& a, nb::handle b) {
@@ -42,7 +52,7 @@ Tensor binary(const char* op, const Tensor& a, nb::handle b) {
   in.push_back(a);
   if (nb::isinstance<Tensor>(b)) in.push_back(*nb::inst_ptr<Tensor>(b));
   else in.push_back(as_tensor(b, a));
-  auto outs = call(schema_of(op), in);
+  auto outs = call(schema_of(bool_form(op, in)), in);
   return std::move(outs[0]);
 }
 Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {  // b op a
@@ -50,13 +60,17 @@ Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {  // b op a
   in.reserve(2);
   in.push_back(as_tensor(b, a));
   in.push_back(a);
-  auto outs = call(schema_of(op), in);
+  auto outs = call(schema_of(bool_form(op, in)), in);
   return std::move(outs[0]);
 }
 
 // In-place update as PyTorch users write it (p -= lr * g, out += shortcut):
 // computed out of place, then made this tensor's value (recorded by autograd).
 Tensor& assign(Tensor& self, Tensor value) {
+  auto category = [](DType d) { return d == DType::boolean ? 0 : is_floating(d) ? 2 : 1; };
+  if (category(value.dtype()) > category(self.dtype()))  // PyTorch refuses int_t += 0.5
+    throw DTypeError(str("result type ", dtype_name(value.dtype()), " can't be cast to the desired output type ",
+                         dtype_name(self.dtype()), " of an in-place operation"));
   self.update_(std::move(value));
   return self;
 }

@@ -91,7 +91,18 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
         if (result.dtype() != x.dtype()) result = result.to(x.dtype());
         x.update_(std::move(result));
         return nb::borrow(self);
-      }, nb::arg("op"), nb::arg("others"), nb::arg("attrs"));
+      }, nb::arg("op"), nb::arg("others"), nb::arg("attrs"))
+      // x._update_(f(x)): the in-place form of a Python-composed op. A result
+      // only this call holds (a temporary) is handed over whole, like above.
+      .def("_update_", [](nb::handle self, nb::handle result) {
+        Tensor& x = *nb::inst_ptr<Tensor>(self);
+        if (!nb::isinstance<Tensor>(result)) throw nb::type_error("_update_ expects a Tensor");
+        Tensor& r = *nb::inst_ptr<Tensor>(result);
+        Tensor value = Py_REFCNT(result.ptr()) <= 1 ? std::move(r) : r;
+        x.update_(std::move(value));
+        return nb::borrow(self);
+      })
+      .def("_is_view", [](const Tensor& x) { return x.impl().view_base != nullptr; });
 }
 
 }  // namespace oar::py

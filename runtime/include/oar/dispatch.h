@@ -39,11 +39,17 @@ void call_out(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs
 // The attributes in schema order with defaults filled and values coerced to
 // the schema's types; ValueError for unknown, missing or mistyped ones.
 Attrs normalize_attrs(const OpSchema& op, const Attrs& given);
-// The dtype the op's dtype policy casts its promoted inputs to, given the
-// dtype of each of `count` inputs (nullopt: an absent optional input);
-// nullopt when the op casts nothing.
+// One input as type promotion sees it: a 0-dim tensor (a Python number is
+// one too) only raises the category of the dimensioned inputs, as in PyTorch.
+struct PromotionOperand {
+  DType dtype;
+  bool zero_dim = false;
+};
+// The dtype the op's dtype policy casts its promoted inputs to, given each of
+// `count` inputs (nullopt: an absent optional input); nullopt when the op
+// casts nothing.
 std::optional<DType> promoted_dtype(const OpSchema& op, size_t count,
-                                    const std::function<std::optional<DType>(size_t)>& dtype_of);
+                                    const std::function<std::optional<PromotionOperand>(size_t)>& operand_of);
 // Attributes in ABI form; they point into `attrs`, which must outlive them.
 std::vector<oar_attr> abi_attrs(const Attrs& attrs);
 // Runs the first of `impls` that accepts the call on inputs already prepared

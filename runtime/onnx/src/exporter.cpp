@@ -149,9 +149,9 @@ void set_value_info(::onnx::ValueInfoProto& info, const std::string& name, const
       throw NotImplementedError(str("export_model: node #", n->id, ": oar op '", n->op->name,
                                     "' has no ONNX mapping"));
     ExportContext ctx{b, *n, {}, {}, {}, &uses};
-    std::optional<DType> common = promoted_dtype(*n->op, n->inputs.size(), [&](size_t i) -> std::optional<DType> {
+    std::optional<DType> common = promoted_dtype(*n->op, n->inputs.size(), [&](size_t i) -> std::optional<PromotionOperand> {
       if (n->inputs[i] == nullptr) return std::nullopt;
-      return n->inputs[i]->meta.dtype;
+      return PromotionOperand{n->inputs[i]->meta.dtype, n->inputs[i]->meta.shape.empty()};
     });
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       const graph::Value* v = n->inputs[i];

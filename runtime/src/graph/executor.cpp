@@ -83,9 +83,9 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
       continue;
     }
     // The dtype policy as explicit casts, each a resolved step of its own.
-    std::optional<DType> common = promoted_dtype(op, node->inputs.size(), [&](size_t i) -> std::optional<DType> {
+    std::optional<DType> common = promoted_dtype(op, node->inputs.size(), [&](size_t i) -> std::optional<PromotionOperand> {
       if (node->inputs[i] == nullptr) return std::nullopt;
-      return node->inputs[i]->meta.dtype;
+      return PromotionOperand{node->inputs[i]->meta.dtype, node->inputs[i]->meta.shape.empty()};
     });
     std::vector<std::unique_ptr<Step>> casts;
     std::vector<DType> dtypes;

@@ -37,9 +37,9 @@ Tensor meta_tensor(const TensorMeta& meta, Device device) {
 
 std::vector<TensorMeta> infer_metas(const OpSchema& op, const std::vector<const TensorMeta*>& inputs,
                                     const Attrs& attrs, Device device) {
-  std::optional<DType> common = promoted_dtype(op, inputs.size(), [&](size_t i) -> std::optional<DType> {
+  std::optional<DType> common = promoted_dtype(op, inputs.size(), [&](size_t i) -> std::optional<PromotionOperand> {
     if (inputs[i] == nullptr) return std::nullopt;
-    return inputs[i]->dtype;
+    return PromotionOperand{inputs[i]->dtype, inputs[i]->shape.empty()};
   });
   std::vector<Tensor> tensors;
   tensors.reserve(inputs.size());

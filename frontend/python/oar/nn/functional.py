@@ -40,14 +40,15 @@ linear = _C.linear
 
 
 def _inplace(input, fn, inplace):
-    """fn(input), or with inplace=True (PyTorch) fn's result written into input, and input itself returned.
-    When autograd records, fn reads a clone: the op may save its input for backward, and the write
-    would overwrite that memory (its version check would then refuse the backward)."""
+    """fn(input), or with inplace=True (PyTorch) fn's result made input's value, and input itself returned.
+    The result's memory is taken over when nothing else sees input's (no copy; values saved for backward
+    stay intact). A view shares its memory, so when autograd records, fn reads a clone of it: its op may
+    save the input for backward, which the write would overwrite."""
     if not inplace:
         return fn(input)
-    src = input.clone() if input.requires_grad and is_grad_enabled() else input
-    input.copy_(fn(src))
-    return input
+    if input.requires_grad and is_grad_enabled() and input._is_view():
+        return input.copy_(fn(input.clone()))
+    return input._update_(fn(input))
 
 
 def relu(input, inplace=False):
