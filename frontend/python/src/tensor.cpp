@@ -154,7 +154,7 @@ void bind_tensor(nb::module_& m) {
       })
       .def("__hash__", [](const Device& d) { return std::hash<Device>()(d); });
 
-  nb::class_<Tensor> t(m, "Tensor", nb::is_weak_referenceable());
+  nb::class_<Tensor> t(m, "Tensor");
   t.def_prop_ro("shape", [](const Tensor& x) { return shape_tuple(x.shape()); })
       .def("size", [](const Tensor& x, std::optional<int64_t> d) -> nb::object {
         if (d) return nb::int_(x.size(*d));

@@ -12,30 +12,38 @@ namespace oar::py {
 
 namespace {
 
-// One Python object per gradient tensor while someone holds it, so repeated
-// reads of .grad give the same object (weak entries, dropped with the object).
+// One Python object per gradient, so repeated reads of .grad give the same
+// object. Entries are keyed by the tensor whose .grad it is and hold the
+// object strongly (a weak-referenceable Tensor type would cost every tensor
+// creation); an entry goes when .grad changes, is set to None, or its tensor
+// dies (swept as the table grows).
 class GradObjects {
  public:
-  nb::object get(const Tensor& g) {
-    const TensorImpl* key = g.impl_ptr().get();
-    auto it = objects_.find(key);
-    if (it != objects_.end()) {
-      nb::object o = it->second();
-      // A live object keeps its impl alive, so the address cannot be reused.
-      if (!o.is_none() && nb::inst_ptr<Tensor>(o)->impl_ptr().get() == key) return o;
-      objects_.erase(it);
-    }
+  nb::object get(const Tensor& owner, const Tensor& g) {
+    auto it = objects_.find(owner.impl_ptr().get());
+    if (it != objects_.end() && !it->second.owner.expired() &&
+        nb::inst_ptr<Tensor>(it->second.object)->impl_ptr() == g.impl_ptr())
+      return it->second.object;
     nb::object o = nb::cast(g);
-    nb::object drop = nb::cpp_function([this, key](nb::handle ref) {
-      auto found = objects_.find(key);
-      if (found != objects_.end() && found->second.ptr() == ref.ptr()) objects_.erase(found);
-    });
-    objects_.emplace(key, nb::weakref(o, drop));
+    if (objects_.size() >= sweep_at_) sweep();
+    objects_[owner.impl_ptr().get()] = Entry{owner.impl_ptr(), o};
     return o;
   }
+  void forget(const Tensor& owner) { objects_.erase(owner.impl_ptr().get()); }
+  void clear() { objects_.clear(); }
 
  private:
-  std::unordered_map<const TensorImpl*, nb::weakref> objects_;  // the GIL guards it
+  struct Entry {
+    std::weak_ptr<TensorImpl> owner;
+    nb::object object;
+  };
+  void sweep() {
+    for (auto it = objects_.begin(); it != objects_.end();)
+      it = it->second.owner.expired() ? objects_.erase(it) : std::next(it);
+    sweep_at_ = std::max<size_t>(64, 2 * objects_.size());
+  }
+  std::unordered_map<const TensorImpl*, Entry> objects_;  // the GIL guards it
+  size_t sweep_at_ = 64;
 };
 
 GradObjects& grad_objects() {
@@ -55,6 +63,8 @@ struct TensorHookHandle {
 }  // namespace
 
 void bind_tensor_autograd(nb::class_<Tensor>& t) {
+  // The table's objects are released before the interpreter finalises.
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { grad_objects().clear(); }));
   nb::class_<TensorHookHandle>(t, "_HookHandle")
       .def("remove", &TensorHookHandle::remove)
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
@@ -66,8 +76,12 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
    }, nb::arg("requires_grad") = true)
       .def_prop_rw("grad", [](const Tensor& x) -> nb::object {
         Tensor g = x.grad();
-        return g.defined() ? grad_objects().get(g) : nb::none();
-      }, [](Tensor& x, nb::handle g) { x.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g)); },
+        if (!g.defined()) return nb::none();
+        return grad_objects().get(x, g);
+      }, [](Tensor& x, nb::handle g) {
+        x.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g));
+        grad_objects().forget(x);
+      },
          nb::arg("value").none())
       .def("register_hook", [](const Tensor& x, nb::callable fn) {
         auto slot = std::make_shared<nb::object>(fn);
