@@ -21,6 +21,17 @@ uint64_t initial_seed() {
   return g_seed;
 }
 
+std::pair<uint64_t, uint64_t> random_state() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return {g_seed, g_offset};
+}
+
+void set_random_state(uint64_t seed, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_seed = seed;
+  g_offset = offset;
+}
+
 std::pair<uint64_t, uint64_t> reserve_random(uint64_t count) {
   std::lock_guard<std::mutex> lock(g_mutex);
   uint64_t offset = g_offset;

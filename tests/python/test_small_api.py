@@ -190,3 +190,24 @@ def test_in_place_refuses_a_higher_category_result():
     f = oar.ones(2)
     f += oar.tensor([1, 2])      # int into float is fine
     assert f.tolist() == [2.0, 3.0]
+
+
+def test_large_integers_round_trip_exactly():
+    big = [2**60 + 1, -(2**62) - 3, 2**53 + 1]
+    t = oar.tensor(big)
+    assert t.dtype == oar.int64 and t.tolist() == big
+    assert t[0].item() == big[0] and int(t[1]) == big[1] and [1, 2, 3][oar.tensor(2)] == 3
+    with pytest.raises(ValueError, match="does not fit in int64"):
+        oar.tensor([2**64])
+
+
+def test_global_rng_state_round_trips():
+    oar.manual_seed(11)
+    state = oar.get_rng_state()
+    a = oar.rand(5).tolist()
+    oar.set_rng_state(state)
+    assert oar.rand(5).tolist() == a
+    g = oar.default_generator.manual_seed(4)
+    x = oar.randn(3, generator=g).tolist()
+    oar.manual_seed(4)
+    assert oar.randn(3).tolist() == x and oar.default_generator.initial_seed() == 4

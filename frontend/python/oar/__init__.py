@@ -11,7 +11,7 @@ from ._dtypes import *  # noqa: F401,F403  float32, int64, ...
 from ._ops import ops
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like,
                         arange, rand, randn, randint, from_numpy, eye, rand_like, randn_like, randint_like,
-                        linspace, randperm, Generator)
+                        linspace, randperm, Generator, default_generator, get_rng_state, set_rng_state)
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
 from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
 from . import autograd, nn, optim, utils

@@ -138,10 +138,49 @@ class Generator:
         return f"<oar.Generator device={self.device} seed={self._seed}>"
 
 
+class _DefaultGenerator(Generator):
+    """oar.default_generator: the global stream (oar.manual_seed) seen as a Generator."""
+
+    def __init__(self):
+        self.device = _C.to_device("cpu")
+
+    @property
+    def _seed(self):
+        return _C.get_rng_state()[0]
+
+    @property
+    def _offset(self):
+        return _C.get_rng_state()[1]
+
+    def manual_seed(self, seed):
+        _C.manual_seed(int(seed) % (1 << 64))
+        return self
+
+    def set_state(self, state):
+        raw = bytes(int(v) for v in state.tolist())
+        if len(raw) != 16:
+            raise ValueError(f"set_rng_state: expected a uint8 tensor of 16 bytes, got {len(raw)}")
+        _C.set_rng_state(int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+        return self
+
+
+
+default_generator = _DefaultGenerator()
+
+
+def get_rng_state():
+    """The global random state as a uint8 tensor (seed and offset), for set_rng_state."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
 def _random(op, shape, attrs, generator, device):
     """Calls a random op, from `generator`'s stream if one is given, else from the global one."""
     attrs = dict(attrs, shape=shape)
-    if generator is not None:
+    if generator is not None and not isinstance(generator, _DefaultGenerator):
         n = 1
         for s in shape:
             n *= s

@@ -75,9 +75,32 @@ Tensor scalar_tensor(nb::handle value, const Tensor& like) {
 }
 
 namespace {
+// Elements of nested sequences, kept as doubles and (exactly) as int64s, so
+// integers beyond 2**53 survive.
+struct FlatValues {
+  std::vector<double> reals;
+  std::vector<int64_t> ints;
+  bool empty() const { return reals.empty(); }
+  void push(nb::handle item) {
+    if (PyFloat_Check(item.ptr())) {
+      double v = nb::cast<double>(item);
+      reals.push_back(v);
+      ints.push_back(int64_t(v));
+      return;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+    if (overflow != 0)
+      throw ValueError(str("tensor(): the integer ", nb::cast<std::string>(nb::repr(item)),
+                           " does not fit in int64"));
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    reals.push_back(double(v));
+    ints.push_back(int64_t(v));
+  }
+};
+
 // Walks nested sequences, collecting values and checking a rectangular shape.
-void flatten(nb::handle h, size_t depth, Shape& shape, std::vector<double>& values, bool& any_float,
-             bool& all_bool) {
+void flatten(nb::handle h, size_t depth, Shape& shape, FlatValues& values, bool& any_float, bool& all_bool) {
   if (is_python_scalar(h) || (nb::hasattr(h, "item") && nb::hasattr(h, "dtype") && !nb::hasattr(h, "__len__"))) {
     if (depth != shape.size()) throw ValueError("tensor(): ragged nested sequence");
     nb::object item = nb::hasattr(h, "item") && !is_python_scalar(h) ? h.attr("item")() : nb::borrow(h);
@@ -85,7 +108,7 @@ void flatten(nb::handle h, size_t depth, Shape& shape, std::vector<double>& valu
     if (!PyBool_Check(item.ptr())) all_bool = false;
     if (!is_python_scalar(item))
       throw DTypeError(str("tensor(): unsupported element ", nb::cast<std::string>(nb::repr(item))));
-    values.push_back(nb::cast<double>(item));
+    values.push(item);
     return;
   }
   if (!nb::isinstance<nb::list>(h) && !nb::isinstance<nb::tuple>(h))
@@ -117,28 +140,34 @@ Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, Device devi
     return t.to(device);
   }
   Shape shape;
-  std::vector<double> values;
+  FlatValues values;
   bool any_float = false, all_bool = true;
   flatten(data, 0, shape, values, any_float, all_bool);
   // As PyTorch: floats (and an empty list) give f32, all-bool gives bool, else i64.
   DType dt = dtype ? *dtype
                    : (any_float || values.empty() ? DType::f32 : (all_bool ? DType::boolean : DType::i64));
-  return Tensor::from_host(values.data(), int64_t(values.size()), shape, DType::f64, device).to(dt);
+  int64_t n = int64_t(values.reals.size());
+  if (any_float || is_floating(dt))
+    return Tensor::from_host(values.reals.data(), n, shape, DType::f64, device).to(dt);
+  return Tensor::from_host(values.ints.data(), n, shape, DType::i64, device).to(dt);
 }
 
 nb::object to_python_value(const Tensor& t) {
-  std::vector<double> v = t.to_vector<double>();
-  auto scalar = [&](double x) -> nb::object {
-    if (t.dtype() == DType::boolean) return nb::bool_(x != 0);
-    if (is_floating(t.dtype())) return nb::float_(x);
-    return nb::int_(int64_t(x));
+  // Integers are read as int64 (exact beyond 2**53), floats as doubles.
+  bool floating = is_floating(t.dtype());
+  std::vector<double> v = floating ? t.to_vector<double>() : std::vector<double>();
+  std::vector<int64_t> iv = floating ? std::vector<int64_t>() : t.to_vector<int64_t>();
+  auto scalar = [&](size_t i) -> nb::object {
+    if (floating) return nb::float_(v[i]);
+    if (t.dtype() == DType::boolean) return nb::bool_(iv[i] != 0);
+    return nb::int_(iv[i]);
   };
-  if (t.dim() == 0) return scalar(v.at(0));
+  if (t.dim() == 0) return scalar(0);
   // Nested lists, built from the innermost dimension outwards.
   std::function<nb::object(size_t, size_t&)> build = [&](size_t d, size_t& pos) -> nb::object {
     nb::list l;
     for (int64_t i = 0; i < t.shape()[d]; ++i)
-      l.append(d + 1 == size_t(t.dim()) ? scalar(v[pos++]) : build(d + 1, pos));
+      l.append(d + 1 == size_t(t.dim()) ? scalar(pos++) : build(d + 1, pos));
     return l;
   };
   size_t pos = 0;

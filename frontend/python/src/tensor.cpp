@@ -300,12 +300,12 @@ void bind_tensor(nb::module_& m) {
       })
       .def("__int__", [](const Tensor& a) {
         if (a.numel() != 1) throw ValueError("only one-element tensors can be converted to Python scalars");
-        return int64_t(a.item());
+        return is_floating(a.dtype()) ? int64_t(a.item()) : a.to_vector<int64_t>()[0];  // exact beyond 2**53
       })
       .def("__index__", [](const Tensor& a) {
         if (a.numel() != 1 || is_floating(a.dtype()) || a.dtype() == DType::boolean)
           throw DTypeError("only one-element integer tensors can be used as an index");
-        return int64_t(a.item());
+        return a.to_vector<int64_t>()[0];
       })
       .def("__getitem__", [](const Tensor& x, nb::handle key) { return index_get(x, key); }, nb::arg("key").none())
       .def("__setitem__", [](Tensor& x, nb::handle key, nb::handle value) { index_set(x, key, value, false); },

@@ -3,27 +3,31 @@
 Shuffling draws its permutation from NumPy seeded by oar's generator (so
 oar.manual_seed makes epochs reproducible) or by the `generator` / `seed`
 given. A DataLoader over a TensorDataset (or a Subset of one) with the default
-collation takes a fast path, `_fast_batches()`, that gathers a whole batch with
-one index_select per tensor instead of stacking samples; other datasets use
-`_slow_batches()`. num_workers > 0 prefetches batches on a background thread
-(the ops release the GIL); a native prefetcher can replace `_fast_batches`.
+collation takes a fast path, `_native_batches()`: C++ threads gather each batch
+with one index_select per tensor, without the GIL (`num_workers` sets their
+count). Other datasets are read by `_slow_batches()` in the main process when
+num_workers=0, else by worker processes as in PyTorch (_worker_pool.py,
+_worker.py): each runs __getitem__ and collate_fn and hands the batch back
+through shared memory (_shared.py); get_worker_info() describes the worker.
 """
 import bisect
 import collections.abc
+import itertools
 import math
 import numbers
-import queue
-import threading
+import weakref
 
 import numpy as np
 
 from .. import _C
 from .._C import Tensor
 from .._ops import ops
+from . import _worker_pool
+from ._worker import WorkerInfo, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
-           "default_collate", "default_convert"]
+           "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
 
 
 def _rng(generator=None):
@@ -281,83 +285,23 @@ def default_collate(batch):
 
 
 # ---- loader ----
-class _Prefetcher:
-    """Runs a batch iterator on a background thread, `depth` batches ahead; errors re-raise in the caller.
-
-    The thread holds only the queue and the stop flag (not this object), so dropping an unfinished
-    iterator stops the thread through __del__.
-    """
-    _END = object()
-
-    def __init__(self, source, depth, worker_init_fn):
-        self._q = queue.Queue(maxsize=max(1, depth))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=_Prefetcher._run, args=(source, worker_init_fn, self._q, self._stop),
-                                        daemon=True)
-        self._thread.start()
-
-    @staticmethod
-    def _put(q, stop, item):
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    @staticmethod
-    def _run(source, worker_init_fn, q, stop):
-        try:
-            if worker_init_fn is not None:
-                worker_init_fn(0)
-            for batch in source:
-                if not _Prefetcher._put(q, stop, batch):
-                    return
-        except BaseException as e:  # noqa: BLE001 - handed to the consumer
-            _Prefetcher._put(q, stop, ("__error__", e))
-            return
-        finally:
-            source = None  # drop the generator (and its tensors) on this thread
-        _Prefetcher._put(q, stop, _Prefetcher._END)
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._stop.is_set() and self._q.empty():
-            raise StopIteration
-        item = self._q.get()
-        if item is _Prefetcher._END:
-            self.close()
-            raise StopIteration
-        if isinstance(item, tuple) and len(item) == 2 and item[0] == "__error__":
-            self.close()
-            raise item[1]
-        return item
-
-    def close(self):
-        """Stops the worker and waits for it briefly, dropping prefetched batches."""
-        self._stop.set()
-        while True:
-            try:
-                self._q.get_nowait()
-            except queue.Empty:
-                break
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=1.0)
-
-    def __del__(self):
-        self.close()
-
-
 class DataLoader:
-    """Iterates over batches of a dataset: DataLoader(dataset, batch_size=1, shuffle=False, ...)."""
+    """Iterates over batches of a dataset: DataLoader(dataset, batch_size=1, shuffle=False, ...).
+
+    num_workers > 0 loads batches in that many processes (multiprocessing_context: a start method
+    name or context; fork where available, else the platform's default), prefetch_factor batches
+    ahead per worker, in sampler order unless in_order=False. Worker i is seeded with base + i
+    (oar, random, NumPy), the base drawn from `generator`/`seed` or oar's generator; worker_init_fn(i)
+    runs first. A worker's exception re-raises here with its traceback; a worker that dies raises
+    RuntimeError. persistent_workers keeps the processes between epochs. pin_memory pins where the
+    build supports it and is otherwise a no-op. A TensorDataset with default collation and no
+    worker_init_fn keeps the C++ fast path, whose `num_workers` threads gather batches.
+    """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device="", seed=None):
+                 pin_memory_device="", seed=None, in_order=True):
         if not isinstance(num_workers, numbers.Integral) or num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable prefetching")
         if timeout < 0:
@@ -365,6 +309,8 @@ class DataLoader:
         if prefetch_factor is not None and num_workers == 0:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing; let num_workers > 0 "
                              "to enable it")
+        if prefetch_factor is not None and (not isinstance(prefetch_factor, numbers.Integral) or prefetch_factor < 1):
+            raise ValueError(f"prefetch_factor should be a positive integer, got {prefetch_factor}")
         if generator is not None and seed is not None:
             raise ValueError("give either generator or seed, not both")
         if seed is not None:
@@ -372,7 +318,12 @@ class DataLoader:
         self.dataset, self.num_workers, self.pin_memory, self.timeout = dataset, int(num_workers), pin_memory, timeout
         self.worker_init_fn, self.generator = worker_init_fn, generator
         self.prefetch_factor = 2 if prefetch_factor is None and num_workers > 0 else prefetch_factor
-        self.persistent_workers = persistent_workers
+        self.persistent_workers, self.in_order = persistent_workers, in_order
+        self.multiprocessing_context = multiprocessing_context
+        if num_workers > 0:
+            _worker_pool.get_context(multiprocessing_context)  # a bad start method fails here, not at iter()
+        self._seed_rng = None  # draws the workers' base seeds (from `generator` when one is given)
+        self._workers = None  # the persistent workers' pool
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle or sampler is not None or batch_sampler is not None:
@@ -474,14 +425,48 @@ class DataLoader:
             yield self.collate_fn(batch)
 
     def __iter__(self):
-        # The epoch's order (a shuffle's permutation) is drawn here, on the caller's thread, so it stays
-        # reproducible under oar.manual_seed even when batches are produced on a worker thread.
+        # The epoch's order (a shuffle's permutation) is drawn here, in the main process, so it stays
+        # reproducible under oar.manual_seed whoever produces the batches.
         batches = None
         if not self._iterable:
             batches = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
-        if self._use_fast_path():
-            return self._native_batches(batches)
-        source = self._slow_batches(batches)
+        if self._use_fast_path() and (self.num_workers == 0 or self.worker_init_fn is None):
+            return self._native_batches(batches)  # no user code would run in a worker: threads suffice
         if self.num_workers > 0:
-            return _Prefetcher(source, self.num_workers * self.prefetch_factor, self.worker_init_fn)
+            return self._worker_batches(batches)
+        source = self._slow_batches(batches)
+        if self.pin_memory:
+            source = map(_worker_pool.pin_memory, source)
         return source
+
+    def _worker_batches(self, batches):
+        """Batches from worker processes; persistent workers are started once and reused every epoch."""
+        tasks = itertools.repeat(None) if self._iterable else batches
+        if not self.persistent_workers:
+            return _worker_pool.MultiProcessIter(self._new_pool(), tasks, self.timeout, self.in_order,
+                                                 self.pin_memory)
+        if self._workers is None or not self._workers.alive:
+            self._workers = self._new_pool()
+            weakref.finalize(self, self._workers.shutdown)  # the pool holds no reference back to the loader
+        return _worker_pool.MultiProcessIter(self._workers, tasks, self.timeout, self.in_order, self.pin_memory,
+                                             owns_pool=False)
+
+    def _new_pool(self):
+        spec = {"dataset": self.dataset, "collate_fn": self.collate_fn, "worker_init_fn": self.worker_init_fn,
+                "iterable": self._iterable, "auto_collation": self._auto_collation, "batch_size": self.batch_size,
+                "drop_last": self.drop_last}
+        return _worker_pool.WorkerPool(spec, self.num_workers, _worker_pool.get_context(self.multiprocessing_context),
+                                       self._base_seed(), self.prefetch_factor)
+
+    def _base_seed(self):
+        """Worker i is seeded with base + i; base comes from `generator` if given, else from oar's generator."""
+        if self._seed_rng is None and self.generator is not None:
+            rng = _rng(self.generator)
+            if rng is self.generator:  # a NumPy Generator the sampler draws from too: leave its stream alone
+                try:
+                    rng = rng.spawn(1)[0]
+                except (AttributeError, TypeError, ValueError):  # NumPy < 1.25, or no SeedSequence to spawn from
+                    pass
+            self._seed_rng = rng
+        # below 2**52: a seed (plus worker id) stays exact where it passes through a float64, as tensor() does
+        return int((self._seed_rng or _rng(None)).integers(0, 2 ** 52))
