@@ -495,12 +495,15 @@ Tensor& Tensor::update_(Tensor result) {
   // Swapping memory is what keeps values saved for backward intact, so it is
   // done only for a recorded update, and only where invisible: nobody but
   // this tensor sees the old memory (no view, alias, array or foreign owner)
-  // and nobody but `result` (about to die) sees the new one. Tracing follows
-  // writes into memory, so it always copies.
+  // and nobody but `result` (about to die) sees the new one. A trace keys
+  // tensors by their memory, so it follows the swap of a tensor it computed;
+  // an input or captured tensor must be written (the graph records an update).
   bool swap = record && result.requires_grad() && result.impl_ptr().use_count() == 1 && !self.view_base &&
               result.dtype() == dtype() && result.device() == device() && result.strides() == strides() &&
-              !mine->external() && mine.use_count() - mine->autograd_refs() == 1 &&
-              theirs.use_count() - theirs->autograd_refs() == 1 && graph::Tracer::active() == nullptr;
+              !mine->external() && mine.use_count() - mine->internal_refs() == 1 &&
+              theirs.use_count() - theirs->internal_refs() == 1;
+  if (swap)
+    if (graph::Tracer* tracer = graph::Tracer::active()) swap = tracer->created(*this);
   if (!swap) return copy_(result);
   self.storage = theirs;
   self.offset = result.offset();

@@ -36,10 +36,11 @@ class StorageImpl {
   // gradient rule can tell that a tensor it saved was overwritten since.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
-  // How many references to this storage are tensors saved by autograd nodes;
+  // How many references to this storage the runtime holds for itself
+  // (tensors saved by autograd nodes, a tracer keeping what it saw alive);
   // the rest (use_count minus these) are the ones a user can observe.
-  void add_autograd_ref(int delta) { autograd_refs_.fetch_add(delta, std::memory_order_relaxed); }
-  int autograd_refs() const { return autograd_refs_.load(std::memory_order_relaxed); }
+  void add_internal_ref(int delta) { internal_refs_.fetch_add(delta, std::memory_order_relaxed); }
+  int internal_refs() const { return internal_refs_.load(std::memory_order_relaxed); }
   // Memory another library also holds (DLPack import): its address is shared
   // beyond oar's reference counts, so it is never swapped for other memory.
   void mark_external() { external_ = true; }
@@ -50,7 +51,7 @@ class StorageImpl {
   DataPtr data_;
   size_t nbytes_;
   std::atomic<uint32_t> version_{0};
-  std::atomic<int> autograd_refs_{0};
+  std::atomic<int> internal_refs_{0};
   bool external_ = false;
 };
 

@@ -51,13 +51,13 @@ struct OpNode : Node {
   void save(std::vector<Tensor>& into, std::vector<uint32_t>& versions, const Tensor& t) {
     into.push_back(t);
     versions.push_back(t.defined() ? t.version() : 0);
-    if (t.defined()) t.storage()->add_autograd_ref(1);
+    if (t.defined()) t.storage()->add_internal_ref(1);
   }
 
   void release_saved() override {
     for (auto* list : {&inputs, &outputs})
       for (const Tensor& t : *list)
-        if (t.defined()) t.storage()->add_autograd_ref(-1);
+        if (t.defined()) t.storage()->add_internal_ref(-1);
     inputs.clear();
     outputs.clear();
   }

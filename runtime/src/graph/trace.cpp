@@ -51,12 +51,18 @@ Tracer::Tracer(const std::vector<Tensor>& inputs, const std::vector<std::string>
 }
 
 Tracer::~Tracer() {
+  for (const Tensor& t : keep_alive_) t.storage()->add_internal_ref(-1);
   if (finished_) return;
   if (t_current == this) t_current = previous_;
   try {
     restore_saved();  // an abandoned trace leaves no side effects either
   } catch (...) {
   }
+}
+
+bool Tracer::created(const Tensor& t) const {
+  auto it = entries_.find(key_of(t));
+  return it != entries_.end() && it->second.state == nullptr && !it->second.stale;
 }
 
 void Tracer::before_write(const Tensor& dst) {
@@ -91,7 +97,11 @@ void Tracer::bind(const Tensor& t, Value* v) {
   it->second.stale = false;
   if (inserted) {
     keys_by_storage_[key.storage].push_back(key);
-    keep_alive_.push_back(t);
+    // An alias keeps the memory (whose address is the key) alive; it is an
+    // internal reference, so the traced tensor's own memory can still be
+    // swapped by an in-place update (Tensor::update_).
+    keep_alive_.push_back(t.detach());
+    keep_alive_.back().storage()->add_internal_ref(1);
   }
 }
 

@@ -60,6 +60,10 @@ class Tracer {
   // ends, so tracing has no side effects and the first graph run applies the
   // updates once, like every later run.
   void before_write(const Tensor& dst);
+  // Whether `t` is a tensor the trace computed (not an input, a captured
+  // tensor or one it has not seen): swapping its memory for another
+  // computed tensor's needs no update recorded in the graph.
+  bool created(const Tensor& t) const;
   // Throws GraphError when `t` holds a value computed from the graph's inputs
   // or written by the trace: reading it on the host would freeze data-dependent control flow.
   void check_host_read(const Tensor& t, const char* what);
