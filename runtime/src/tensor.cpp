@@ -145,6 +145,7 @@ Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
   impl->dtype = dtype();
   impl->view_base = impl_->view_base ? impl_->view_base : impl_;
   impl->view_version = impl->storage->version();
+  impl->view_in_no_grad = !autograd::is_grad_enabled();
   return Tensor(std::move(impl));
 }
 
@@ -477,6 +478,9 @@ Tensor& Tensor::copy_(const Tensor& src) {
   bool record = autograd::is_grad_enabled() && autograd::inplace_needs_record(*this, src);
   Tensor s = src.to(device()).to(dtype());
   if (s.shape() != shape()) s = s.expand(shape());
+  // Source and destination in one memory may overlap (a[1:] = a[:-1]): read
+  // from a copy, as NumPy does, so no element is overwritten before it is read.
+  if (s.storage() == storage()) s = s.clone();
   {
     autograd::NoGradGuard no_grad;  // the write is recorded below, as one step
     call_out(OpRegistry::instance().get("copy"), {s}, {}, {*this});
@@ -486,28 +490,40 @@ Tensor& Tensor::copy_(const Tensor& src) {
   return *this;
 }
 
+bool Tensor::memory_private() const {
+  const TensorImpl& i = impl();
+  const Storage& mine = i.storage;
+  if (i.view_base || mine->external() || mine.use_count() - mine->internal_refs() != 1) return false;
+  // A trace keys tensors by their memory, so it follows a swap of a tensor it
+  // computed; an input or captured tensor must be written (a graph update).
+  graph::Tracer* tracer = graph::Tracer::active();
+  return tracer == nullptr || tracer->created(*this);
+}
+
+Tensor Tensor::inplace_source(const std::vector<Tensor>& others) const {
+  if (!autograd::is_grad_enabled() || memory_private()) return *this;
+  bool record = requires_grad() || autograd::any_requires_grad(others) ||
+                (impl().view_base && Tensor(impl().view_base).requires_grad());
+  return record ? clone() : *this;
+}
+
 Tensor& Tensor::update_(Tensor result) {
   if (result.shape() != shape()) return copy_(result);  // broadcasts, or names the shapes that do not
   bool record = autograd::is_grad_enabled() && autograd::inplace_needs_record(*this, result);
   TensorImpl& self = impl();
-  const Storage& mine = self.storage;
   const Storage& theirs = result.impl().storage;
   // Swapping memory is what keeps values saved for backward intact, so it is
-  // done only for a recorded update, and only where invisible: nobody but
-  // this tensor sees the old memory (no view, alias, array or foreign owner)
-  // and nobody but `result` (about to die) sees the new one. A trace keys
-  // tensors by their memory, so it follows the swap of a tensor it computed;
-  // an input or captured tensor must be written (the graph records an update).
-  bool swap = record && result.requires_grad() && result.impl_ptr().use_count() == 1 && !self.view_base &&
+  // done only for a recorded update, and only where invisible: this tensor's
+  // memory is private and nobody but `result` (about to die) sees the new one.
+  bool swap = record && result.requires_grad() && result.impl_ptr().use_count() == 1 &&
               result.dtype() == dtype() && result.device() == device() && result.strides() == strides() &&
-              !mine->external() && mine.use_count() - mine->internal_refs() == 1 &&
-              theirs.use_count() - theirs->internal_refs() == 1;
-  if (swap)
-    if (graph::Tracer* tracer = graph::Tracer::active()) swap = tracer->created(*this);
+              theirs.use_count() - theirs->internal_refs() == 1 && memory_private();
   if (!swap) return copy_(result);
   self.storage = theirs;
   self.offset = result.offset();
+  std::shared_ptr<AutogradMeta> old = std::move(self.autograd);
   self.autograd = result.impl().autograd;  // the op that made `result` made this value
+  autograd::move_retained_grad(*this, old);
   return *this;
 }
 

@@ -471,9 +471,9 @@ def _castable_into(self, result):
 
 def _inplace_method(fn):
     def method(self, *args, **kwargs):
-        # A view shares its memory: under autograd fn reads a clone, as its op may save the input the write
-        # overwrites. Elsewhere the write takes the result's memory and the saved input stays intact.
-        src = self.clone() if self.requires_grad and _C.is_grad_enabled() and self._is_view() else self
+        # Under autograd fn may read a clone (its op may save the input the write overwrites); where nothing
+        # else sees self's memory the write takes the result's memory instead and the saved input stays intact.
+        src = self._inplace_src(*args, *kwargs.values())
         # The result goes to _update_ as a temporary, so its memory can be taken over rather than copied.
         return self._update_(_castable_into(self, fn(src, *args, **kwargs)))
     method.__name__ = fn.__name__ + "_"

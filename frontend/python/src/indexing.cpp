@@ -296,6 +296,24 @@ Tensor as_value(nb::handle value, const Tensor& like) {
   return tensor_from_data(value, like.dtype(), like.device());
 }
 
+// A value may have more dims than the indexed result when the extra leading
+// ones have size 1 (NumPy and PyTorch drop them).
+Tensor drop_leading_ones(Tensor v, int64_t rank) {
+  while (v.dim() > rank && v.shape()[0] == 1) v = v.squeeze(0);
+  return v;
+}
+
+void check_broadcastable(const Shape& value, const Shape& target) {
+  bool ok = value.size() <= target.size();
+  for (size_t i = 0; ok && i < value.size(); ++i) {
+    int64_t v = value[value.size() - 1 - i], t = target[target.size() - 1 - i];
+    ok = v == 1 || v == t;
+  }
+  if (!ok)
+    throw ShapeError(str("shape mismatch: value of shape ", shape_str(value),
+                         " cannot be broadcast to the indexing result of shape ", shape_str(target)));
+}
+
 // Writes `value` at the advanced positions of `a` (into self's memory).
 void put(Advanced& a, const Tensor& value, bool accumulate) {
   Tensor rows = flat_rows(a);
@@ -306,9 +324,8 @@ void put(Advanced& a, const Tensor& value, bool accumulate) {
   std::vector<int64_t> order = result_order(a);
   Shape shown(order.size());
   for (size_t i = 0; i < order.size(); ++i) shown[i] = result_shape[size_t(order[i])];
-  Tensor v = value.to(rows.device()).to(dt);
-  if (v.dim() > int64_t(shown.size()))  // leading 1-dims are allowed, as in NumPy
-    v = v.reshape(Shape(v.shape().end() - int64_t(shown.size()), v.shape().end()));
+  Tensor v = drop_leading_ones(value.to(rows.device()).to(dt), int64_t(shown.size()));
+  check_broadcastable(v.shape(), shown);
   v = v.expand(shown);
   std::vector<int64_t> inverse(order.size());
   for (size_t i = 0; i < order.size(); ++i) inverse[size_t(order[i])] = int64_t(i);
@@ -373,6 +390,8 @@ void index_set(Tensor& self, nb::handle key, nb::handle value, bool accumulate) 
   if (!has_array(items)) {
     std::vector<int64_t> none;
     Tensor view = apply_basic(self, items, none);
+    v = drop_leading_ones(v, view.dim());
+    check_broadcastable(v.shape(), view.shape());
     if (accumulate) v = call1("add", {view, v});
     view.copy_(v);
     return;

@@ -75,6 +75,13 @@ Tensor& assign(Tensor& self, Tensor value) {
   return self;
 }
 
+// What an in-place operator computes from (a clone when autograd needs x's
+// current values after the write; Tensor::inplace_source).
+Tensor source_for(const Tensor& x, nb::handle other) {
+  if (nb::isinstance<Tensor>(other)) return x.inplace_source({*nb::inst_ptr<Tensor>(other)});
+  return x.inplace_source();
+}
+
 nb::tuple shape_tuple(const Shape& s) {
   nb::list l;
   for (int64_t d : s) l.append(d);
@@ -191,10 +198,8 @@ void bind_tensor(nb::module_& m) {
       .def("contiguous", &Tensor::contiguous)
       .def("clone", &Tensor::clone)
       .def("detach", &Tensor::detach)
-      .def_prop_rw("data", &Tensor::detach, [](Tensor& x, const Tensor& v) {
-        autograd::NoGradGuard g;
-        x.detach().copy_(v);
-      })
+      // t.data = other replaces what t shows (PyTorch's set_data); no copy.
+      .def_prop_rw("data", &Tensor::detach, [](Tensor& x, const Tensor& v) { x.set_data(v); })
       .def("to", [](const Tensor& x, nb::handle target, nb::handle dtype) {
         Tensor r = x;
         if (!target.is_none()) {
@@ -250,15 +255,15 @@ void bind_tensor(nb::module_& m) {
       .def("add_", [](Tensor& x, nb::handle o, double alpha) -> Tensor& {
         Tensor b = as_tensor(o, x);
         if (alpha != 1.0) b = call1("mul", {b, Tensor::full({}, alpha, is_floating(b.dtype()) ? b.dtype() : DType::f64, x.device())});
-        return assign(x, call1("add", {x, b}));
+        return assign(x, call1("add", {x.inplace_source({b}), b}));
       }, nb::arg("other"), nb::arg("alpha") = 1.0, nb::rv_policy::reference)
-      .def("sub_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("sub", x, o)); }, nb::rv_policy::reference)
-      .def("mul_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", x, o)); }, nb::rv_policy::reference)
-      .def("div_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", x, o)); }, nb::rv_policy::reference)
-      .def("__iadd__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("add", x, o)); }, nb::rv_policy::reference)
-      .def("__isub__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("sub", x, o)); }, nb::rv_policy::reference)
-      .def("__imul__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", x, o)); }, nb::rv_policy::reference)
-      .def("__itruediv__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", x, o)); }, nb::rv_policy::reference)
+      .def("sub_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("sub", source_for(x, o), o)); }, nb::rv_policy::reference)
+      .def("mul_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", source_for(x, o), o)); }, nb::rv_policy::reference)
+      .def("div_", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", source_for(x, o), o)); }, nb::rv_policy::reference)
+      .def("__iadd__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("add", source_for(x, o), o)); }, nb::rv_policy::reference)
+      .def("__isub__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("sub", source_for(x, o), o)); }, nb::rv_policy::reference)
+      .def("__imul__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", source_for(x, o), o)); }, nb::rv_policy::reference)
+      .def("__itruediv__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", source_for(x, o), o)); }, nb::rv_policy::reference)
       // arithmetic
       .def("__add__", [](const Tensor& a, nb::handle b) { return binary("add", a, b); })
       .def("__radd__", [](const Tensor& a, nb::handle b) { return rbinary("add", a, b); })

@@ -25,9 +25,16 @@ class GradObjects {
         nb::inst_ptr<Tensor>(it->second.object)->impl_ptr() == g.impl_ptr())
       return it->second.object;
     nb::object o = nb::cast(g);
-    if (objects_.size() >= sweep_at_) sweep();
+    // A dead owner's entry holds its gradient until a sweep: one runs as the
+    // table grows and every 64 new objects, so that memory comes back soon.
+    if (objects_.size() >= sweep_at_ || ++made_since_sweep_ >= 64) sweep();
     objects_[owner.impl_ptr().get()] = Entry{owner.impl_ptr(), o};
     return o;
+  }
+  // `x.grad = g` keeps g's object: `x.grad is g`.
+  void put(const Tensor& owner, nb::handle object) {
+    if (objects_.size() >= sweep_at_) sweep();
+    objects_[owner.impl_ptr().get()] = Entry{owner.impl_ptr(), nb::borrow(object)};
   }
   void forget(const Tensor& owner) { objects_.erase(owner.impl_ptr().get()); }
   void clear() { objects_.clear(); }
@@ -41,9 +48,11 @@ class GradObjects {
     for (auto it = objects_.begin(); it != objects_.end();)
       it = it->second.owner.expired() ? objects_.erase(it) : std::next(it);
     sweep_at_ = std::max<size_t>(64, 2 * objects_.size());
+    made_since_sweep_ = 0;
   }
   std::unordered_map<const TensorImpl*, Entry> objects_;  // the GIL guards it
   size_t sweep_at_ = 64;
+  size_t made_since_sweep_ = 0;
 };
 
 GradObjects& grad_objects() {
@@ -80,7 +89,8 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
         return grad_objects().get(x, g);
       }, [](Tensor& x, nb::handle g) {
         x.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g));
-        grad_objects().forget(x);
+        if (g.is_none()) grad_objects().forget(x);
+        else grad_objects().put(x, g);
       },
          nb::arg("value").none())
       .def("register_hook", [](const Tensor& x, nb::callable fn) {
@@ -101,6 +111,7 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
         Tensor& x = *nb::inst_ptr<Tensor>(self);
         std::vector<Tensor> inputs{x};
         for (nb::handle o : others) inputs.push_back(nb::cast<Tensor>(o));
+        inputs[0] = x.inplace_source({inputs.begin() + 1, inputs.end()});
         Tensor result = call(op, inputs, to_attrs(attrs)).at(0);
         if (result.dtype() != x.dtype()) result = result.to(x.dtype());
         x.update_(std::move(result));
@@ -116,7 +127,16 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
         x.update_(std::move(value));
         return nb::borrow(self);
       })
-      .def("_is_view", [](const Tensor& x) { return x.impl().view_base != nullptr; });
+      .def("_is_view", [](const Tensor& x) { return x.impl().view_base != nullptr; })
+      // What a Python-composed in-place op computes from (Tensor::inplace_source).
+      .def("_inplace_src", [](nb::handle self, nb::args others) -> nb::object {
+        const Tensor& x = *nb::inst_ptr<Tensor>(self);
+        std::vector<Tensor> ts;
+        for (nb::handle o : others)
+          if (nb::isinstance<Tensor>(o)) ts.push_back(*nb::inst_ptr<Tensor>(o));
+        Tensor src = x.inplace_source(ts);
+        return src.is_same(x) ? nb::borrow(self) : nb::cast(std::move(src));
+      });
 }
 
 }  // namespace oar::py

@@ -82,6 +82,10 @@ void bind_tensor_numpy(nb::class_<Tensor>& t) {
       }, nb::arg("force") = false)
       .def("__array__", [](const Tensor& x, nb::handle dtype, nb::handle copy) -> nb::object {
         if (graph::Tracer* tracer = graph::Tracer::active()) tracer->check_host_read(x, "__array__");
+        bool needs_copy = !Runtime::get().host_accessible(x.device()) || x.dtype() == DType::bf16;
+        if (needs_copy && !copy.is_none() && !nb::cast<bool>(copy))  // NumPy 2: copy=False must not copy
+          throw ValueError(str("__array__(copy=False): a tensor on ", x.device().str(), " of dtype ",
+                               dtype_name(x.dtype()), " cannot be viewed by NumPy without a copy"));
         Tensor host = host_readable(x);
         if (host.dtype() == DType::bf16) host = host.to(DType::f32);
         nb::object arr = numpy_view(host);

@@ -128,6 +128,9 @@ bool inplace_needs_record(const Tensor& self, const Tensor& src);
 // base) takes a history in which the overwritten values get no gradient and
 // src gets the gradient of the part it filled.
 void rebase_history(Tensor& self, const Tensor& src);
+// After `t` took a new history: a retain_grad() on the old one moves to the
+// new one (the retained gradient is of the tensor's current value).
+void move_retained_grad(const Tensor& t, const std::shared_ptr<AutogradMeta>& old_meta);
 
 // Sums `grad` down to `shape` (undoing broadcasting).
 Tensor sum_to(const Tensor& grad, const Shape& shape);

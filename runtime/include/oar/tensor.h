@@ -31,6 +31,7 @@ struct TensorImpl {
   // view): an in-place write through a view rewrites the base's history.
   std::shared_ptr<TensorImpl> view_base;
   uint32_t view_version = 0;  // the memory's version when this view's history was last made
+  bool view_in_no_grad = false;  // made under no_grad: never takes a history from its base
 };
 
 class Scalar;
@@ -107,6 +108,15 @@ class Tensor {
   // outside autograd), the memory is swapped instead of copied, which also
   // keeps values saved for backward intact.
   Tensor& update_(Tensor result);
+  // Whether no one but this tensor (and autograd's or a tracer's own
+  // references) can see its memory: no view, alias, array or foreign owner.
+  // update_ then takes a result's memory instead of copying into this one.
+  bool memory_private() const;
+  // What the in-place form of an op on this tensor should compute from: this
+  // tensor, or a clone() when autograd records the op (this tensor, its base
+  // or one of `others` requires grad) and the memory is not private — the op
+  // may save its input for backward, and the write would overwrite it.
+  Tensor inplace_source(const std::vector<Tensor>& others = {}) const;
   // Times the memory under this tensor was written in place.
   uint32_t version() const { return impl().storage->version(); }
   // Contiguous host copy of the elements as T (converting from dtype()).
@@ -124,6 +134,9 @@ class Tensor {
   void set_grad(const Tensor& grad);
   bool is_leaf() const;
   Tensor detach() const;  // same storage, no history
+  // PyTorch's `t.data = other`: this tensor (its autograd state kept) now
+  // shows other's memory, shape and dtype. Outside autograd; no copy.
+  void set_data(const Tensor& other);
   void backward(const Tensor& grad = Tensor(), bool retain_graph = false, bool create_graph = false) const;
   // hook(grad) runs when this tensor's gradient is computed; a defined result replaces it.
   void register_hook(std::function<Tensor(const Tensor&)> hook) const;

@@ -17,8 +17,10 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grads) {
   if (!g.defined()) return {};
   auto& meta = leaf->autograd;
   if (!meta) return {};
-  // Keep the leaf's .grad from aliasing a buffer other code may still hold.
-  if (!is_grad_enabled() && g.storage().use_count() > 1) g = g.clone();
+  // Keep the leaf's .grad from aliasing a buffer other code may still hold
+  // (references autograd or a tracer keep for themselves do not count).
+  const Storage& s = g.storage();
+  if (!is_grad_enabled() && s.use_count() - s->internal_refs() > 1) g = g.clone();
   if (!meta->grad.defined()) meta->grad = is_grad_enabled() ? g : alias_without_history(g);
   else meta->grad = call1("add", {meta->grad, g});
   return {};

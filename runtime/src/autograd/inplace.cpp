@@ -98,6 +98,10 @@ bool inplace_needs_record(const Tensor& self, const Tensor& src) {
   if (i.view_base) {
     Tensor base(i.view_base);
     base_grad = base.requires_grad();
+    if (base_grad && i.view_in_no_grad)
+      throw ValueError(str("a view made in no_grad mode is being modified in place with grad mode enabled, and its "
+                           "base (shape ", shape_str(base.shape()), ") requires grad: autograd cannot track it. "
+                           "Make the view with grad mode enabled, or do the write under no_grad"));
     if (base_grad && base.is_leaf())
       throw ValueError(str("a view of a leaf tensor that requires grad (base shape ", shape_str(base.shape()),
                            ") is being used in an in-place operation; do it under oar.no_grad()"));
@@ -105,9 +109,20 @@ bool inplace_needs_record(const Tensor& self, const Tensor& src) {
   return self.requires_grad() || base_grad || src.requires_grad();
 }
 
+void move_retained_grad(const Tensor& t, const std::shared_ptr<AutogradMeta>& old_meta) {
+  if (!old_meta || !old_meta->grad_fn) return;
+  auto& slots = old_meta->grad_fn->retained_outputs;
+  if (old_meta->output_nr >= slots.size() || slots[old_meta->output_nr].lock() != t.impl_ptr()) return;
+  slots[old_meta->output_nr].reset();
+  const auto& now = t.impl().autograd;
+  if (now && now->grad_fn && now->output_nr < now->grad_fn->retained_outputs.size())
+    now->grad_fn->retained_outputs[now->output_nr] = t.impl_ptr();
+}
+
 void rebase_history(Tensor& self, const Tensor& src) {
   TensorImpl& i = self.impl();
   Tensor base = i.view_base ? Tensor(i.view_base) : self;
+  std::shared_ptr<AutogradMeta> old_meta = base.impl().autograd;
   auto node = std::make_shared<CopySlicesNode>();
   node->whole = !i.view_base;
   node->base = Geometry::of(base.impl());
@@ -116,6 +131,7 @@ void rebase_history(Tensor& self, const Tensor& src) {
   finish(*node, 1);
   collect_inputs(*node, {base, src});
   set_history(base, node, 0);
+  move_retained_grad(base, old_meta);
   base.impl().view_version = base.version();
   if (i.view_base) {
     view_from_base(i, base);
@@ -125,6 +141,7 @@ void rebase_history(Tensor& self, const Tensor& src) {
 
 void refresh_view_history(TensorImpl& view) {
   view.view_version = view.storage->version();
+  if (view.view_in_no_grad) return;  // made outside autograd: stays outside
   Tensor base(view.view_base);
   if (base.requires_grad()) view_from_base(view, base);
 }

@@ -24,7 +24,7 @@ struct Edge {
 
 struct Node : std::enable_shared_from_this<Node> {
   Node();
-  virtual ~Node() = default;
+  virtual ~Node();  // frees the chain of nodes behind it without recursion
   virtual std::string name() const = 0;
   // grads: one per output (undefined = zero). Returns one per input edge.
   virtual std::vector<Tensor> apply(const std::vector<Tensor>& grads) = 0;
@@ -40,6 +40,14 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<std::weak_ptr<TensorImpl>> retained_outputs;  // per output, for retain_grad()
   bool released = false;
 };
+
+// Drops a reference to a node; a chain of nodes freed this way is freed by a
+// loop, not by recursive destructors (a graph of 10^6 in-place updates would
+// overflow the stack).
+void release_node(std::shared_ptr<Node> node);
+// Drops a saved tensor's history the same way (its grad_fn, when no one else
+// holds the tensor's autograd state).
+void release_history(Tensor& saved);
 
 // Accumulates into a leaf tensor's .grad (after the leaf's hooks).
 struct AccumulateGrad : Node {

@@ -56,8 +56,11 @@ struct OpNode : Node {
 
   void release_saved() override {
     for (auto* list : {&inputs, &outputs})
-      for (const Tensor& t : *list)
-        if (t.defined()) t.storage()->add_internal_ref(-1);
+      for (Tensor& t : *list)
+        if (t.defined()) {
+          t.storage()->add_internal_ref(-1);
+          release_history(t);
+        }
     inputs.clear();
     outputs.clear();
   }
@@ -105,6 +108,37 @@ struct FunctionNode : Node {
 }  // namespace
 
 Node::Node() : sequence_nr(g_sequence.fetch_add(1)) {}
+
+namespace {
+thread_local std::vector<std::shared_ptr<Node>>* t_release_queue = nullptr;
+}  // namespace
+
+void release_node(std::shared_ptr<Node> node) {
+  if (!node) return;
+  if (t_release_queue != nullptr) {  // inside a release: the outer loop frees it
+    t_release_queue->push_back(std::move(node));
+    return;
+  }
+  std::vector<std::shared_ptr<Node>> queue;
+  t_release_queue = &queue;
+  queue.push_back(std::move(node));
+  while (!queue.empty()) {
+    std::shared_ptr<Node> last = std::move(queue.back());
+    queue.pop_back();
+    last.reset();  // its destructor queues the nodes behind it
+  }
+  t_release_queue = nullptr;
+}
+
+void release_history(Tensor& saved) {
+  if (!saved.defined() || saved.impl_ptr().use_count() != 1) return;
+  std::shared_ptr<AutogradMeta> meta = std::move(saved.impl().autograd);
+  if (meta && meta.use_count() == 1) release_node(std::move(meta->grad_fn));
+}
+
+Node::~Node() {
+  for (Edge& e : next) release_node(std::move(e.node));
+}
 
 void SavedTensors::throw_modified(size_t i) const {
   const Tensor& t = tensors_[i];

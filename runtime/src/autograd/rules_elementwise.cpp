@@ -139,11 +139,13 @@ void register_elementwise_grad_rules() {
   });
   register_grad_rule("pow", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
-    const Tensor &a = c.inputs[0], &b = c.inputs[1], &y = c.outputs[0];
+    // Saved values are read only for the gradients asked for (in-place rules).
+    const Tensor &a = c.inputs[0], &b = c.inputs[1];
     Tensor ga, gb;
     // d/da = b * a^(b-1); d/db = y * log(a) (0 where a == 0, as PyTorch)
     if (c.needs(0)) ga = mul(g, mul(b, op("pow", {a, sub(b, scalar_like(b, 1.0))})));
     if (c.needs(1)) {
+      const Tensor& y = c.outputs[0];
       Tensor safe = op("where", {op("eq", {a, scalar_like(a, 0.0)}), ones_like(y), a});
       gb = mul(g, mul(y, op("log", {safe})));
     }

@@ -231,29 +231,29 @@ std::vector<Tensor> layer_norm_rule(const GradContext& c) {
 void register_nn_grad_rules() {
   register_grad_rule("matmul", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
-    const Tensor &a = c.inputs[0], &b = c.inputs[1];
-    // broadcast batch dims are summed away by the engine
-    return {c.needs(0) ? op("matmul", {g, b.transpose(-1, -2)}) : Tensor(),
-            c.needs(1) ? op("matmul", {a.transpose(-1, -2), g}) : Tensor()};
+    // broadcast batch dims are summed away by the engine; each saved input is
+    // read only for the other's gradient (so a frozen side may be written in place)
+    return {c.needs(0) ? op("matmul", {g, c.inputs[1].transpose(-1, -2)}) : Tensor(),
+            c.needs(1) ? op("matmul", {c.inputs[0].transpose(-1, -2), g}) : Tensor()};
   });
 
   // y = x W^T + b: gx = g W, gW = g^T x over all leading dims, gb = g summed over them.
   register_grad_rule("linear", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
-    const Tensor &x = c.inputs[0], &w = c.inputs[1];
-    int64_t out = w.shape()[0], in = w.shape()[1];
+    const Tensor &xm = c.inputs.meta(0), &wm = c.inputs.meta(1);
+    int64_t out = wm.shape()[0], in = wm.shape()[1];
     std::vector<int64_t> lead;
     for (int64_t i = 0; i + 1 < g.dim(); ++i) lead.push_back(i);
-    return {c.needs(0) ? op("matmul", {g.reshape({-1, out}), w}).reshape(x.shape()) : Tensor(),
-            c.needs(1) ? op("matmul", {g.reshape({-1, out}).t(), x.reshape({-1, in})}) : Tensor(),
+    return {c.needs(0) ? op("matmul", {g.reshape({-1, out}), c.inputs[1]}).reshape(xm.shape()) : Tensor(),
+            c.needs(1) ? op("matmul", {g.reshape({-1, out}).t(), c.inputs[0].reshape({-1, in})}) : Tensor(),
             c.needs(2) ? (lead.empty() ? g : sum_over(g, lead, false)) : Tensor()};
   });
 
   register_grad_rule("conv2d", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);
-    const Tensor &x = c.inputs[0], &w = c.inputs[1];
-    return {c.needs(0) ? conv_data(g, w, x.shape(), c.attrs) : Tensor(),
-            c.needs(1) ? conv_weight(g, x, w.shape(), c.attrs) : Tensor(),
+    const Tensor &xm = c.inputs.meta(0), &wm = c.inputs.meta(1);
+    return {c.needs(0) ? conv_data(g, c.inputs[1], xm.shape(), c.attrs) : Tensor(),
+            c.needs(1) ? conv_weight(g, c.inputs[0], wm.shape(), c.attrs) : Tensor(),
             c.needs(2) ? sum_over(g, {0, 2, 3}, false) : Tensor()};
   });
   // grad_x = D(grad_y, w) is the adjoint of conv2d(., w): <D(gy, w), u> = <gy, conv(u, w)>

@@ -58,6 +58,20 @@ bool Tensor::is_leaf() const {
 
 Tensor Tensor::detach() const { return alias_without_history(*this); }
 
+void Tensor::set_data(const Tensor& other) {
+  TensorImpl& i = impl();
+  const TensorImpl& o = other.impl();
+  if (requires_grad() && !is_floating(o.dtype))
+    throw DTypeError(str("data set to a tensor of dtype ", dtype_name(o.dtype),
+                         " on a tensor that requires grad (only floating dtypes can)"));
+  i.storage = o.storage;
+  i.shape = o.shape;
+  i.strides = o.strides;
+  i.offset = o.offset;
+  i.dtype = o.dtype;
+  i.view_base = nullptr;
+}
+
 void Tensor::backward(const Tensor& g, bool retain_graph, bool create_graph) const {
   autograd::backward({*this}, {g}, retain_graph, create_graph);
 }

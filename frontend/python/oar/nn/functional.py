@@ -42,13 +42,11 @@ linear = _C.linear
 def _inplace(input, fn, inplace):
     """fn(input), or with inplace=True (PyTorch) fn's result made input's value, and input itself returned.
     The result's memory is taken over when nothing else sees input's (no copy; values saved for backward
-    stay intact). A view shares its memory, so when autograd records, fn reads a clone of it: its op may
-    save the input for backward, which the write would overwrite."""
+    stay intact); otherwise, when autograd records, fn reads a clone (its op may save the input for
+    backward, which the write would overwrite): Tensor._inplace_src decides."""
     if not inplace:
         return fn(input)
-    if input.requires_grad and is_grad_enabled() and input._is_view():
-        return input.copy_(fn(input.clone()))
-    return input._update_(fn(input))
+    return input._update_(fn(input._inplace_src()))
 
 
 def relu(input, inplace=False):

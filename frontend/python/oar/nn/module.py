@@ -303,17 +303,22 @@ def register_module_full_backward_hook(hook):
     return _add_global_hook(_global_backward_hooks, hook)
 
 
-def _applied(t, fn):
-    """fn(t) as a new leaf of t's kind (an nn.Parameter stays one), carrying requires_grad and grad."""
+def _applied(t, fn, keep_object):
+    """fn(t) for Module.to()/.double()/...: a parameter keeps its object (its memory, dtype and device
+    replaced, as PyTorch's `param.data = ...`, so optimizers built before .to() still hold it), with its
+    gradient converted the same way; a buffer is replaced by the new tensor."""
     new = fn(t)
     if new is t:
         return t
-    new = Parameter(new, t.requires_grad) if isinstance(t, Parameter) else new.detach()
-    if t.requires_grad and not new.requires_grad:
-        new.requires_grad_(True)
-    if t.grad is not None:
-        new.grad = fn(t.grad).detach()
-    return new
+    if not keep_object:
+        return new.detach()
+    grad = t.grad
+    if grad is not None:
+        t.grad = None
+    t.data = new.detach()
+    if grad is not None:
+        t.grad = fn(grad).detach()
+    return t
 
 
 class Module:
@@ -554,7 +559,7 @@ class Module:
                     for k, t in store.items():
                         if t is not None:
                             if id(t) not in moved:
-                                moved[id(t)] = (t, _applied(t, fn))
+                                moved[id(t)] = (t, _applied(t, fn, keep_object=store is m._parameters))
                             store[k] = moved[id(t)][1]
         return self
 
