@@ -211,3 +211,30 @@ def test_global_rng_state_round_trips():
     x = oar.randn(3, generator=g).tolist()
     oar.manual_seed(4)
     assert oar.randn(3).tolist() == x and oar.default_generator.initial_seed() == 4
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_index_and_random_methods(device):
+    y = oar.zeros(5, device=device)
+    assert y.index_add_(0, oar.tensor([0, 0, 3], device=device), oar.tensor([1.0, 2.0, 4.0], device=device)) is y
+    assert y.tolist() == [3, 0, 0, 4, 0]
+    w = oar.zeros(2, 3, device=device)
+    w.index_fill_(1, oar.tensor([0, 2], device=device), 7)
+    assert w.tolist() == [[7, 0, 7], [7, 0, 7]]
+    z = oar.zeros(2, 3, device=device)
+    z.scatter_add_(1, oar.tensor([[0, 0, 1], [2, 2, 2]], device=device), oar.ones(2, 3, device=device))
+    assert z.tolist() == [[2, 1, 0], [0, 0, 3]]
+    u = oar.empty(2000, device=device).uniform_(-2, 3).cpu().numpy()
+    assert u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.15
+    oar.manual_seed(1)
+    n = oar.empty(3, device=device).normal_(1.0, 0.5)
+    oar.manual_seed(1)
+    np.testing.assert_allclose(n.cpu().numpy(), (oar.randn(3, device=device) * 0.5 + 1.0).cpu().numpy(), rtol=1e-6)
+    x = oar.ones(3, device=device, requires_grad=True)
+    h = x * 2
+    h.index_add_(0, oar.tensor([1], device=device), x[:1] * 5)
+    h.sum().backward()
+    assert x.grad.tolist() == [7, 2, 2]
+    p = oar.nn.Parameter(oar.empty(3, device=device))
+    with pytest.raises(RuntimeError, match="leaf"):
+        p.normal_()

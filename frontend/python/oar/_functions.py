@@ -527,6 +527,39 @@ def _unbind(self, dim=0):
     return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
+def _index_add_(self, dim, index, source, alpha=1):
+    """self[..., index[i], ...] += alpha * source[..., i, ...] along dim (repeated indices accumulate)."""
+    src = source * alpha if alpha != 1 else source
+    return self._update_(ops.index_add(self._inplace_src(src), index, src, dim=dim))
+
+
+def _index_add(self, dim, index, source, alpha=1):
+    return ops.index_add(self, index, source * alpha if alpha != 1 else source, dim=dim)
+
+
+def _scatter_add_(self, dim, index, src):
+    return self._update_(ops.scatter_add(self._inplace_src(src), index, src, dim=dim))
+
+
+def _index_fill_(self, dim, index, value):
+    key = (slice(None),) * (dim % self.dim()) + (index,)
+    self[key] = value
+    return self
+
+
+def _random_fill(op, **attrs):
+    """t.uniform_(a, b) / t.normal_(mean, std): fresh draws written into t (a leaf that requires grad
+    refuses under grad mode, as in PyTorch; nn.init wraps these in no_grad)."""
+    def method(self, *args, generator=None):
+        names = list(attrs)
+        values = dict(attrs, **dict(zip(names, args)))
+        from ._creation import _random
+        draw = _random(op, list(self.shape), dict({k: float(v) for k, v in values.items()}, dtype=self.dtype),
+                       generator, self.device)
+        return self.copy_(draw)
+    return method
+
+
 def _format(self, spec):
     """"{:.2f}".format(t): a one-element tensor formats as its number, any other as its str()."""
     if self.numel() == 1:
@@ -539,7 +572,12 @@ _more_methods = {
     "pow_": _inplace_method(pow), "floor_divide_": _inplace_method(floor_divide),
     "remainder_": _inplace_method(remainder), "fmod_": _inplace_method(fmod),
     "masked_fill": _masked_fill,
-    "masked_fill_": lambda self, mask, value: self.copy_(_masked_fill(self, mask, value)),
+    "masked_fill_": lambda self, mask, value: self._update_(_masked_fill(self._inplace_src(), mask, value)),
+    "index_add_": _index_add_, "index_add": _index_add, "scatter_add_": _scatter_add_,
+    "scatter_add": lambda self, dim, index, src: ops.scatter_add(self, index, src, dim=dim),
+    "index_fill_": _index_fill_,
+    "uniform_": _random_fill("uniform", low=0.0, high=1.0),
+    "normal_": _random_fill("normal", mean=0.0, std=1.0),
     "unbind": _unbind,
     "expand_as": lambda self, other: self.expand(*other.shape),
     "view_as": lambda self, other: self.view(*other.shape),
