@@ -91,12 +91,16 @@ class _Members(OrderedDict):
 _MEMBER_DICTS = ("_parameters", "_buffers", "_modules")
 # Hook registries (PyTorch's names): handle id -> hook, or -> True for the flag dicts.
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
-               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks")
+               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks", "_any_hooks")
+_HOOK_KINDS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
 
 
 def _init_hook_dicts(d):
     for key in _HOOK_DICTS:
         d.setdefault(key, OrderedDict())
+    # _any_hooks holds the id of every hook of the module, so a call checks one dict (the hot path).
+    for kind in _HOOK_KINDS:
+        d["_any_hooks"].update(dict.fromkeys(d[kind], True))
 
 
 class _Handle(RemovableHandle):
@@ -637,28 +641,29 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) -> None or new args (a non-tuple result is wrapped in a tuple); with
         with_kwargs, hook(module, args, kwargs) -> None or a tuple (new_args, new_kwargs)."""
-        return _add_hook(self._forward_pre_hooks, hook, prepend, ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
+        return _add_hook(self._forward_pre_hooks, hook, prepend, ((self._forward_pre_hooks_with_kwargs, with_kwargs),
+                                                                  (self._any_hooks, True)))
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """hook(module, args, output) -> None or a replacement output; with with_kwargs,
         hook(module, args, kwargs, output). always_call runs it even when forward raises."""
         return _add_hook(self._forward_hooks, hook, prepend, ((self._forward_hooks_with_kwargs, with_kwargs),
-                                                              (self._forward_hooks_always_called, always_call)))
+                                                              (self._forward_hooks_always_called, always_call),
+                                                              (self._any_hooks, True)))
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) -> None or a replacement grad_output tuple, called in backward
         once the gradients w.r.t. the module's outputs are known, before they flow into it."""
-        return _add_hook(self._backward_pre_hooks, hook, prepend)
+        return _add_hook(self._backward_pre_hooks, hook, prepend, ((self._any_hooks, True),))
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) -> None or a replacement grad_input tuple, called once
         per backward with the gradients w.r.t. the module's positional tensor inputs (None where an
         input is not a tensor that requires grad) and outputs. See _BackwardHook for how."""
-        return _add_hook(self._backward_hooks, hook, prepend)
+        return _add_hook(self._backward_hooks, hook, prepend, ((self._any_hooks, True),))
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _global_hooks_on):  # the common case, kept cheap
+        if not (self._any_hooks or _global_hooks_on):  # the common case, kept cheap
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
