@@ -242,6 +242,9 @@ StateDict load(const std::string& path, Device device) {
       r.fail(str("entry '", name, "' has ", nbytes, " bytes but shape ", shape_str(shape), " of ", dtype_name(dtype),
                  " needs ", numel * dtype_size(dtype)));
     const auto* bytes = r.take(size_t(nbytes), "entry data");
+    if (dtype == DType::boolean)  // a bool byte other than 0 or 1 would be a value no kernel expects
+      for (uint64_t i = 0; i < nbytes; ++i)
+        if (bytes[i] > 1) r.fail(str("entry '", name, "' holds bool byte ", int(bytes[i]), " (only 0 and 1 are bools)"));
     if (!names.insert(name).second) r.fail(str("entry '", name, "' appears twice"));
     entries.push_back({std::move(name), dtype, std::move(shape), numel, bytes});
   }

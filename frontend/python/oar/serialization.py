@@ -17,6 +17,7 @@ naming the file and the problem.
 """
 import collections
 import os
+import re
 import struct
 import tempfile
 import zlib
@@ -29,7 +30,7 @@ _CKPT_VERSION = 1
 _HEADER = struct.Struct("<8sIQ")  # magic, version, payload length
 _CRC = struct.Struct("<I")
 _MAX_DIMS = 64
-_MAX_DEPTH = 512
+_MAX_DEPTH = 200  # the decoder takes ~3 Python frames a level: well inside the recursion limit
 _REQUIRES_GRAD, _PARAMETER = 1, 2  # tensor flags
 
 # Value tags of the OARCHKPT tree; never renumber, only append (and bump the version).
@@ -94,7 +95,16 @@ def _host_tensor(buf, name, numel):
 # ---------------------------------------------------------------- OARSTATE (flat state dicts)
 def _is_flat_state_dict(obj):
     return (type(obj) in (dict, collections.OrderedDict)
-            and all(type(k) is str and isinstance(v, _C.Tensor) for k, v in obj.items()))
+            and all(type(k) is str and _state_name_ok(k) and isinstance(v, _C.Tensor) for k, v in obj.items()))
+
+
+def _state_name_ok(k):
+    """A key the C++ OARSTATE writer stores: non-empty UTF-8 (others go to OARCHKPT)."""
+    try:
+        k.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return k != ""
 
 
 def _has_state_format():
@@ -127,6 +137,8 @@ def _load_state(path, name, map_location):
         items = _C.load_state_dict(path, map_location if simple else None)
     except _C.IOError as e:
         raise _C.IOError(str(e).replace(path, name)) from None
+    except UnicodeDecodeError:
+        raise _io_error(name, "corrupt file: an entry name is not valid UTF-8") from None
     if not simple:  # OARSTATE records no device: its tensors come from "cpu"
         items = [(k, _map_tensor(v, "cpu", map_location, name)) for k, v in items]
     return collections.OrderedDict(items)
@@ -434,6 +446,12 @@ class _Reader:
     def blob(self, what):
         return bytes(self.take(self.u64(what + " length"), what))
 
+    def text(self, what):
+        try:
+            return self.blob(what).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            self.fail(f"a {what} that is not valid UTF-8")
+
     def count(self, what, min_bytes=1):
         n = self.u64(what)
         if n * min_bytes > self.end - self.pos:
@@ -554,7 +572,19 @@ def _build_tensors(storages, tensors, data, name, map_location):
 
 
 class _Decoder:
-    def __init__(self, reader, tensors):
+    def device(self, text):
+        """An oar.device value, mapped like tensors when map_location is a device or a dict; a device
+        this machine lacks is an error naming the file (oar.device objects exist only for loaded devices)."""
+        mapped = text
+        if isinstance(self.map_location, (str, _C.device, dict)):
+            mapped = _target_device(text, self.map_location)
+        try:
+            return _C.device(str(mapped))
+        except (_C.OarError, ValueError, TypeError) as e:
+            self.r.fail(f"the file holds device '{text}', which is not usable here ({e}); pass map_location")
+
+    def __init__(self, reader, tensors, map_location=None):
+        self.map_location = map_location
         self.r, self.tensors, self.containers = reader, tensors, []
 
     def value(self, depth=0):
@@ -573,7 +603,7 @@ class _Decoder:
         if tag == _COMPLEX:
             return complex(*r.unpack("<dd", "complex"))
         if tag == _STR:
-            return r.blob("str").decode("utf-8", "surrogatepass")
+            return r.text("str")
         if tag == _BYTES:
             return r.blob("bytes")
         if tag == _BYTEARRAY:
@@ -598,7 +628,7 @@ class _Decoder:
                 r.fail(f"unknown dtype code {code}")
             return getattr(_C.dtype, _DTYPE_NAMES[code])
         if tag == _DEVICE:
-            return _C.device(r.blob("device").decode())
+            return self.device(r.text("device"))
         r.pos -= 1
         r.fail(f"unknown type tag {tag} at offset {r.pos}")
 
@@ -629,17 +659,25 @@ class _Decoder:
     def array(self, tag):
         import numpy as np
         code = self.r.blob("array dtype").decode("ascii", "replace")
-        try:
-            dtype = np.dtype(code)
-        except TypeError:
-            dtype = None
+        dtype = None
+        # Only plain numeric codes reach np.dtype (it would parse other strings as Python literals).
+        if re.fullmatch(r"[<>|=]?[biufc][0-9]{1,2}", code):
+            try:
+                dtype = np.dtype(code)
+            except (TypeError, ValueError):
+                dtype = None
         if dtype is None or dtype.kind not in _NP_KINDS or dtype.str != code:
             self.r.fail(f"NumPy dtype {code!r} is not allowed")
         shape = self.r.shape("array")
         data = self.r.blob("array data")
         if len(data) != _numel(shape) * dtype.itemsize:
             self.r.fail(f"array of shape {shape} and dtype {code} has {len(data)} bytes")
-        a = np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+        if tag == _NPSCALAR and shape:
+            self.r.fail(f"a NumPy scalar with shape {shape}")
+        try:
+            a = np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+        except (ValueError, MemoryError) as e:
+            self.r.fail(f"array of shape {shape}: {e}")
         return a if tag == _NDARRAY else a[()]
 
 
@@ -673,7 +711,10 @@ def _load_checkpoint(data, name, map_location):
     total = _data_bytes(storages, r)
     r.end = len(payload) - total  # the tree lies between the tables and the tensor data
     built = _build_tensors(storages, tensors, payload[r.end:], name, map_location)
-    obj = _Decoder(r, built).value()
+    try:
+        obj = _Decoder(r, built, map_location).value()
+    except RecursionError:
+        r.fail("containers nest too deep to read")
     if r.pos != r.end:
         r.fail(f"{r.end - r.pos} unread bytes after the value")
     return obj
@@ -753,7 +794,7 @@ def _read_stream(f, name):
 def _read_exact(f, n):
     parts, got = [], 0
     while got < n:
-        b = f.read(n - got)
+        b = f.read(min(n - got, 1 << 20))  # a forged length must not allocate it up front
         if not b:
             break
         parts.append(bytes(b))

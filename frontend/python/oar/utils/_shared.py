@@ -117,7 +117,7 @@ def pack(data, name):
     arrays = [_host_array(t) for t in tensors]
     metas, size = [], 0
     for t, a in zip(tensors, arrays):
-        metas.append((size, a.shape, a.dtype.str, str(t.dtype).replace("oar.", ""), str(t.device)))
+        metas.append((size, a.shape, a.dtype.str, str(t.dtype).replace("oar.", ""), str(t.device), t.requires_grad))
         size += -(-a.nbytes // _ALIGN) * _ALIGN
     if _posixshmem is None or size == 0:
         return Packed(skeleton, metas, None, 0, [a.copy() for a in arrays] if arrays else None)
@@ -164,6 +164,8 @@ def _to_tensor(array, meta):
         t = t.to(_C.dtype.bfloat16)
     if device != "cpu":
         t = t.to(device)
+    if len(meta) > 5 and meta[5]:  # a leaf that required grad keeps the flag, as PyTorch's transfer does
+        t.requires_grad_(True)
     return t
 
 

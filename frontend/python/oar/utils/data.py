@@ -306,6 +306,8 @@ class DataLoader:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable prefetching")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         if prefetch_factor is not None and num_workers == 0:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing; let num_workers > 0 "
                              "to enable it")
