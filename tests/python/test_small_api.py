@@ -238,3 +238,11 @@ def test_in_place_index_and_random_methods(device):
     p = oar.nn.Parameter(oar.empty(3, device=device))
     with pytest.raises(RuntimeError, match="leaf"):
         p.normal_()
+
+
+def test_new_factories_take_dtype_and_device_from_the_tensor():
+    t = oar.randn(2, 3, dtype=oar.float64)
+    assert t.new_zeros(2).dtype == oar.float64 and t.new_zeros(2).tolist() == [0, 0]
+    assert t.new_ones((2, 2)).shape == (2, 2) and t.new_full((2,), 3).tolist() == [3, 3]
+    assert t.new_tensor([1, 2]).dtype == oar.float64 and t.new_empty(3).shape == (3,)
+    assert t.new_zeros(2, dtype=oar.int64).dtype == oar.int64 and oar.numel(t) == 6

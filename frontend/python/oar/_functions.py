@@ -496,7 +496,7 @@ __all__ = ["add", "sub", "mul", "div", "divide", "true_divide", "floor_divide", 
            "concat", "concatenate", "stack", "split", "chunk", "where", "clamp", "clip", "clamp_min", "clamp_max",
            "softmax", "log_softmax", "gather", "index_select", "flatten", "allclose", "floor", "ceil", "round",
            "trunc", "fix", "reciprocal", "pow", "maximum", "minimum", "eq", "logical_not", "promote_types",
-           "result_type", "set_num_threads", "get_num_threads"] + list(_UNARY) + sorted(_INPLACE)
+           "result_type", "set_num_threads", "get_num_threads", "numel"] + list(_UNARY) + sorted(_INPLACE)
 
 # Tensor methods with PyTorch names.
 _methods = {
@@ -560,6 +560,20 @@ def _random_fill(op, **attrs):
     return method
 
 
+def _new_factory(make):
+    """t.new_zeros(size) and friends: a new tensor with t's dtype and device unless given (torch.Tensor.new_*)."""
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        from . import _creation
+        return getattr(_creation, make)(*args, dtype=dtype or self.dtype, device=device or self.device,
+                                        requires_grad=requires_grad, **kwargs)
+    method.__name__ = "new_" + make
+    return method
+
+
+def numel(x):
+    return x.numel()
+
+
 def _format(self, spec):
     """"{:.2f}".format(t): a one-element tensor formats as its number, any other as its str()."""
     if self.numel() == 1:
@@ -576,6 +590,8 @@ _more_methods = {
     "index_add_": _index_add_, "index_add": _index_add, "scatter_add_": _scatter_add_,
     "scatter_add": lambda self, dim, index, src: ops.scatter_add(self, index, src, dim=dim),
     "index_fill_": _index_fill_,
+    "new_zeros": _new_factory("zeros"), "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"),
+    "new_full": _new_factory("full"), "new_tensor": _new_factory("tensor"),
     "uniform_": _random_fill("uniform", low=0.0, high=1.0),
     "normal_": _random_fill("normal", mean=0.0, std=1.0),
     "unbind": _unbind,
