@@ -142,7 +142,11 @@ class _DefaultGenerator(Generator):
     """oar.default_generator: the global stream (oar.manual_seed) seen as a Generator."""
 
     def __init__(self):
-        self.device = _C.to_device("cpu")
+        pass  # no state of its own; the device is looked up when asked (import does not start the runtime)
+
+    @property
+    def device(self):
+        return _C.to_device("cpu")
 
     @property
     def _seed(self):

@@ -22,12 +22,17 @@ import numpy as np
 from .. import _C
 from .._C import Tensor
 from .._ops import ops
-from . import _worker_pool
 from ._worker import WorkerInfo, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
            "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+
+
+def _pool():
+    """The worker-pool module, imported on first use (multiprocessing costs `import oar` ~15 ms)."""
+    from . import _worker_pool
+    return _worker_pool
 
 
 def _rng(generator=None):
@@ -323,7 +328,7 @@ class DataLoader:
         self.persistent_workers, self.in_order = persistent_workers, in_order
         self.multiprocessing_context = multiprocessing_context
         if num_workers > 0:
-            _worker_pool.get_context(multiprocessing_context)  # a bad start method fails here, not at iter()
+            _pool().get_context(multiprocessing_context)  # a bad start method fails here, not at iter()
         self._seed_rng = None  # draws the workers' base seeds (from `generator` when one is given)
         self._workers = None  # the persistent workers' pool
         self._iterable = isinstance(dataset, IterableDataset)
@@ -438,26 +443,26 @@ class DataLoader:
             return self._worker_batches(batches)
         source = self._slow_batches(batches)
         if self.pin_memory:
-            source = map(_worker_pool.pin_memory, source)
+            source = map(_pool().pin_memory, source)
         return source
 
     def _worker_batches(self, batches):
         """Batches from worker processes; persistent workers are started once and reused every epoch."""
         tasks = itertools.repeat(None) if self._iterable else batches
         if not self.persistent_workers:
-            return _worker_pool.MultiProcessIter(self._new_pool(), tasks, self.timeout, self.in_order,
+            return _pool().MultiProcessIter(self._new_pool(), tasks, self.timeout, self.in_order,
                                                  self.pin_memory)
         if self._workers is None or not self._workers.alive:
             self._workers = self._new_pool()
             weakref.finalize(self, self._workers.shutdown)  # the pool holds no reference back to the loader
-        return _worker_pool.MultiProcessIter(self._workers, tasks, self.timeout, self.in_order, self.pin_memory,
+        return _pool().MultiProcessIter(self._workers, tasks, self.timeout, self.in_order, self.pin_memory,
                                              owns_pool=False)
 
     def _new_pool(self):
         spec = {"dataset": self.dataset, "collate_fn": self.collate_fn, "worker_init_fn": self.worker_init_fn,
                 "iterable": self._iterable, "auto_collation": self._auto_collation, "batch_size": self.batch_size,
                 "drop_last": self.drop_last}
-        return _worker_pool.WorkerPool(spec, self.num_workers, _worker_pool.get_context(self.multiprocessing_context),
+        return _pool().WorkerPool(spec, self.num_workers, _pool().get_context(self.multiprocessing_context),
                                        self._base_seed(), self.prefetch_factor)
 
     def _base_seed(self):
