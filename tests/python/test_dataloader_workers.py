@@ -377,3 +377,33 @@ def test_interpreter_exit_with_live_workers_does_not_hang():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[0]"
     assert "Traceback" not in done.stderr and "leaked" not in done.stderr
+
+
+def test_fork_while_a_thread_prefetcher_is_alive_does_not_hang():
+    # A TensorDataset loader's C++ prefetcher threads are waiting when the worker processes fork; the
+    # forked copy of that prefetcher must not wait for threads that do not exist in the child.
+    script = textwrap.dedent("""
+        import gc, sys
+        sys.path.insert(0, sys.argv[1])
+        import oar
+        from oar.utils.data import DataLoader, Dataset, TensorDataset
+        gc.disable()  # the abandoned iterator below stays uncollected garbage until a worker collects it
+        fast = DataLoader(TensorDataset(oar.arange(64.0).reshape(64, 1)), batch_size=2, num_workers=2)
+        it = iter(fast)
+        next(it)  # the prefetcher threads now wait for the consumer
+        cycle = [it]
+        cycle.append(cycle)
+        del it, cycle
+        class Squares(Dataset):
+            def __len__(self):
+                return 8
+            def __getitem__(self, i):
+                gc.collect()  # in the worker: closes the forked copy of the prefetcher
+                return oar.tensor([float(i * i)])
+        got = [b.tolist() for b in DataLoader(Squares(), batch_size=4, num_workers=2)]
+        assert got == [[[0.0], [1.0], [4.0], [9.0]], [[16.0], [25.0], [36.0], [49.0]]], got
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", script, os.path.dirname(oar.__path__[0])],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "bindings.h"
 
 namespace oar::py {
@@ -36,6 +38,14 @@ class BatchPrefetcher {
   }
 
   ~BatchPrefetcher() {
+    if (getpid() != owner_pid_) {
+      // A fork (a DataLoader worker process) copied this object but not its
+      // threads: the mutex and condition variable may record waiters that do
+      // not exist here, and destroying them would wait forever. Leave them.
+      new std::vector<std::thread>(std::move(workers_));
+      sync_.release();
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
@@ -98,8 +108,14 @@ class BatchPrefetcher {
   std::vector<std::vector<int64_t>> batches_;
   int64_t n_ = 0, num_batches_ = 0;
   size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
+  struct Sync {
+    std::mutex mutex;
+    std::condition_variable cv;
+  };
+  std::unique_ptr<Sync> sync_ = std::make_unique<Sync>();
+  std::mutex& mutex_ = sync_->mutex;
+  std::condition_variable& cv_ = sync_->cv;
+  pid_t owner_pid_ = getpid();
   std::map<int64_t, std::vector<Tensor>> ready_;
   int64_t next_batch_ = 0, delivered_ = 0;
   bool stop_ = false;
