@@ -2,9 +2,9 @@
 rebasing), NumPy advanced indexing, NumPy memory sharing and tensor identity, found in review; each
 asserts PyTorch's (or NumPy's) documented behaviour with real values.
 
-The four xfail(strict=True) tests pin the known differences from PyTorch listed in docs/autograd.md
-(a swapped update does not count in _version; double backward through a write into a view; .grad
-replaced, not accumulated in place; the .grad identity table frees a dead tensor's gradient late)."""
+The three xfail(strict=True) tests pin the known differences from PyTorch listed in docs/autograd.md
+(a swapped update does not count in _version; double backward through a write into a view; the
+.grad identity table frees a dead tensor's gradient late)."""
 import os
 import subprocess
 import sys
@@ -224,8 +224,6 @@ def test_double_backward_through_a_write_into_a_view():
     np.testing.assert_allclose(N(x.grad), [0.0, 66.0])  # 18 + 12 x1^2
 
 
-@pytest.mark.xfail(strict=True, reason=".grad is replaced on accumulation, so a held .grad goes stale "
-                                       "(PyTorch accumulates into the same tensor)")
 def test_grad_accumulates_into_the_same_tensor():
     x = T([1.0, 2.0], grad=True)
     (x * 2).sum().backward()

@@ -9,6 +9,8 @@
 #include "node.h"
 #include "oar/dispatch.h"
 #include "oar/error.h"
+#include "oar/graph/trace.h"
+#include "oar/op_registry.h"
 
 namespace oar::autograd {
 
@@ -22,8 +24,25 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grads) {
   const Storage& s = g.storage();
   if (!is_grad_enabled() && s.use_count() - s->internal_refs() > 1) g = g.clone();
   if (!meta->grad.defined()) meta->grad = is_grad_enabled() ? g : alias_without_history(g);
+  else if (accumulates_in_place(meta->grad, g)) add_into(meta->grad, g);
   else meta->grad = call1("add", {meta->grad, g});
   return {};
+}
+
+// A second backward adds into the existing .grad, as PyTorch does (a `g = p.grad` held before
+// sees the sum, and no new buffer is allocated), when that is invisible to everyone else: outside
+// grad mode and tracing, into contiguous memory of its own (no view, alias or foreign owner).
+bool AccumulateGrad::accumulates_in_place(const Tensor& grad, const Tensor& g) {
+  if (is_grad_enabled() || graph::Tracer::active() != nullptr) return false;
+  if (grad.shape() != g.shape() || grad.dtype() != g.dtype() || grad.device() != g.device()) return false;
+  const Storage& s = grad.storage();
+  return grad.is_contiguous() && !grad.impl().view_base && !s->external() &&
+         s.use_count() - s->internal_refs() == 1 && s->nbytes() == size_t(grad.numel()) * grad.itemsize();
+}
+
+void AccumulateGrad::add_into(Tensor& grad, const Tensor& g) {
+  call_out(OpRegistry::instance().get("add"), {grad, g}, {}, {grad});
+  grad.storage()->bump_version();
 }
 
 namespace {

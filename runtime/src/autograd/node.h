@@ -55,6 +55,10 @@ struct AccumulateGrad : Node {
   std::string name() const override { return "AccumulateGrad"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& grads) override;
   std::shared_ptr<TensorImpl> leaf;
+
+ private:
+  static bool accumulates_in_place(const Tensor& grad, const Tensor& g);
+  static void add_into(Tensor& grad, const Tensor& g);
 };
 
 }  // namespace autograd
