@@ -475,7 +475,10 @@ Tensor Tensor::copy_to_device(Device target) const {
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
-  bool record = autograd::is_grad_enabled() && autograd::inplace_needs_record(*this, src);
+  return write_from(src, autograd::is_grad_enabled() && autograd::inplace_needs_record(*this, src));
+}
+
+Tensor& Tensor::write_from(const Tensor& src, bool record) {
   Tensor s = src.to(device()).to(dtype());
   if (s.shape() != shape()) s = s.expand(shape());
   // Source and destination in one memory may overlap (a[1:] = a[:-1]): read
@@ -518,7 +521,7 @@ Tensor& Tensor::update_(Tensor result) {
   bool swap = record && result.requires_grad() && result.impl_ptr().use_count() == 1 &&
               result.dtype() == dtype() && result.device() == device() && result.strides() == strides() &&
               theirs.use_count() - theirs->internal_refs() == 1 && memory_private();
-  if (!swap) return copy_(result);
+  if (!swap) return write_from(result, record);
   self.storage = theirs;
   self.offset = result.offset();
   std::shared_ptr<AutogradMeta> old = std::move(self.autograd);

@@ -95,6 +95,14 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 _SEED_MASK = (1 << 63) - 1  # op seeds are non-negative int64 (-1 means "draw from the global stream")
 
 
+def _unpack_state(state):
+    """(seed, offset) from a state tensor made by get_state: 8 little-endian bytes each."""
+    raw = bytes(int(v) for v in state.tolist())
+    if len(raw) != 16:
+        raise ValueError(f"set_state: expected a uint8 tensor of 16 bytes, got {len(raw)}")
+    return int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+
+
 class Generator:
     """A random stream of its own (torch.Generator): a seed and an offset into oar's counter-based
     Philox, so it gives the same numbers on every device and leaves the global stream alone.
@@ -122,10 +130,7 @@ class Generator:
         return _C.tensor(list(raw), _C.dtype.uint8, "cpu")
 
     def set_state(self, state):
-        raw = bytes(int(v) for v in state.tolist())
-        if len(raw) != 16:
-            raise ValueError(f"Generator.set_state: expected a uint8 tensor of 16 bytes, got {len(raw)}")
-        self._seed, self._offset = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+        self._seed, self._offset = _unpack_state(state)
         return self
 
     def _reserve(self, count):
@@ -161,12 +166,8 @@ class _DefaultGenerator(Generator):
         return self
 
     def set_state(self, state):
-        raw = bytes(int(v) for v in state.tolist())
-        if len(raw) != 16:
-            raise ValueError(f"set_rng_state: expected a uint8 tensor of 16 bytes, got {len(raw)}")
-        _C.set_rng_state(int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+        _C.set_rng_state(*_unpack_state(state))
         return self
-
 
 
 default_generator = _DefaultGenerator()

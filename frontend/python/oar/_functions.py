@@ -8,30 +8,18 @@ from ._ops import ops
 
 
 # ---- type promotion (PyTorch's rules) ----
-# Category (0 bool, 1 integer, 2 floating) and width rank within it, as in runtime/src/dtype.cpp.
 _D = _C.dtype
-_KIND = {_D.bool: (0, 0), _D.uint8: (1, 1), _D.int8: (1, 1), _D.int32: (1, 3), _D.int64: (1, 4),
-         _D.float16: (2, 1), _D.bfloat16: (2, 1), _D.float32: (2, 2), _D.float64: (2, 3)}
 
 
 def _category(dtype):
-    return _KIND[dtype][0]
-
-
-def _is_floating(dtype):
-    return _category(dtype) == 2
+    """0 bool, 1 integer, 2 floating."""
+    return 0 if dtype == _D.bool else 2 if dtype.is_floating_point else 1
 
 
 def promote_types(a, b):
-    """The smallest dtype both convert to (torch.promote_types); uint8 with int8 gives int32, oar having no int16."""
-    (ca, ra), (cb, rb) = _KIND[a], _KIND[b]
-    if a == b:
-        return a
-    if ca != cb:
-        return a if ca > cb else b
-    if ra == rb:  # float16 with bfloat16, uint8 with int8: the next wider type holds both
-        return _D.float32 if ca == 2 else _D.int32
-    return a if ra > rb else b
+    """The smallest dtype both convert to (torch.promote_types; the core's table, runtime/src/dtype.cpp):
+    uint8 with int8 gives int32, oar having no int16."""
+    return _C.promote_types(_C.to_dtype(a), _C.to_dtype(b))
 
 
 def _operand_kind(x):
@@ -164,7 +152,7 @@ def _rounded_divide(a, b, int_div, float_div):
     dtype, (x, y) = _promoted(a, b)
     if dtype == _D.bool:
         raise _C.DTypeError("rounded division is not defined for bool tensors")
-    if not _is_floating(dtype):
+    if not dtype.is_floating_point:
         return int_div(x, y)
     if dtype in (_D.float16, _D.bfloat16):
         return float_div(x.to(dtype=_D.float32), y.to(dtype=_D.float32)).to(dtype=dtype)

@@ -133,6 +133,7 @@ void bind_functions(nb::module_& m) {
   m.def("default_device", [] { return Device::default_device(); });
   m.def("manual_seed", [](uint64_t s) { manual_seed(s); });
   m.def("initial_seed", [] { return initial_seed(); });
+  m.def("promote_types", [](DType a, DType b) { return promote_types(a, b); });
   m.def("get_rng_state", [] { return random_state(); });
   m.def("set_rng_state", [](uint64_t seed, uint64_t offset) { set_random_state(seed, offset); });
   m.def("is_grad_enabled", &autograd::is_grad_enabled);

@@ -11,7 +11,6 @@
 
 #include "bindings.h"
 #include "oar/graph/trace.h"
-#include "oar/runtime.h"
 #include "oar/dlpack.h"
 
 namespace oar::py {

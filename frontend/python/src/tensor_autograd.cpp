@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "bindings.h"
-#include "oar/dispatch.h"
 
 namespace oar::py {
 
@@ -104,21 +103,9 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
         return TensorHookHandle{slot};
       })
       .def_prop_ro("_version", [](const Tensor& x) { return x.version(); })
-      // The in-place form of a catalog op (relu_, F.relu(x, inplace=True)):
-      // the result is made here and handed over whole, so Tensor::update_
-      // can take its memory instead of copying when nothing else sees x.
-      .def("_inplace_op", [](nb::handle self, const std::string& op, nb::args others, nb::kwargs attrs) {
-        Tensor& x = *nb::inst_ptr<Tensor>(self);
-        std::vector<Tensor> inputs{x};
-        for (nb::handle o : others) inputs.push_back(nb::cast<Tensor>(o));
-        inputs[0] = x.inplace_source({inputs.begin() + 1, inputs.end()});
-        Tensor result = call(op, inputs, to_attrs(attrs)).at(0);
-        if (result.dtype() != x.dtype()) result = result.to(x.dtype());
-        x.update_(std::move(result));
-        return nb::borrow(self);
-      }, nb::arg("op"), nb::arg("others"), nb::arg("attrs"))
-      // x._update_(f(x)): the in-place form of a Python-composed op. A result
-      // only this call holds (a temporary) is handed over whole, like above.
+      // x._update_(f(x)): the in-place form of an op (relu_, inplace=True). A
+      // result only this call holds (a temporary) is handed over whole, so
+      // Tensor::update_ can take its memory instead of copying.
       .def("_update_", [](nb::handle self, nb::handle result) {
         Tensor& x = *nb::inst_ptr<Tensor>(self);
         if (!nb::isinstance<Tensor>(result)) throw nb::type_error("_update_ expects a Tensor");
@@ -127,7 +114,6 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
         x.update_(std::move(value));
         return nb::borrow(self);
       })
-      .def("_is_view", [](const Tensor& x) { return x.impl().view_base != nullptr; })
       // What a Python-composed in-place op computes from (Tensor::inplace_source).
       .def("_inplace_src", [](nb::handle self, nb::args others) -> nb::object {
         const Tensor& x = *nb::inst_ptr<Tensor>(self);

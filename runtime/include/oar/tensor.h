@@ -154,6 +154,8 @@ class Tensor {
  private:
   [[noreturn]] static void throw_undefined();
   Tensor copy_to_device(Device target) const;
+  // copy_ once the write's autograd recording is decided (update_ decides it too).
+  Tensor& write_from(const Tensor& src, bool record);
   Tensor make_view(Shape shape, Shape strides, int64_t offset) const;
   std::shared_ptr<TensorImpl> impl_;
 };

@@ -19,12 +19,15 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grads) {
   if (!g.defined()) return {};
   auto& meta = leaf->autograd;
   if (!meta) return {};
+  if (meta->grad.defined() && accumulates_in_place(meta->grad, g)) {
+    add_into(meta->grad, g);  // only reads g: no need to copy it first
+    return {};
+  }
   // Keep the leaf's .grad from aliasing a buffer other code may still hold
   // (references autograd or a tracer keep for themselves do not count).
   const Storage& s = g.storage();
   if (!is_grad_enabled() && s.use_count() - s->internal_refs() > 1) g = g.clone();
   if (!meta->grad.defined()) meta->grad = is_grad_enabled() ? g : alias_without_history(g);
-  else if (accumulates_in_place(meta->grad, g)) add_into(meta->grad, g);
   else meta->grad = call1("add", {meta->grad, g});
   return {};
 }
