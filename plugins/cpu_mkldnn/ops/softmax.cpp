@@ -1,12 +1,10 @@
 // CPU softmax / log_softmax and their backward ops along any dim: oneDNN's
 // softmax_v2 primitive (accurate or log algorithm) for f32 (and bf16 where the
-// CPU has it), plus reference loops for every float dtype. The contiguous
+// CPU has it), above the softmax family of kernel_primitives/ (every float
+// dtype, registered in families.cpp). The contiguous
 // input is seen as [outer, D, inner] with the softmax over D ([outer, D] when
 // inner is 1, oneDNN's fast case), so one primitive serves every tensor with
 // the same three extents whatever its rank.
-#include <cmath>
-#include <limits>
-
 #include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/dnnl_common.h"
 #include "ops/ops.h"
@@ -81,49 +79,10 @@ oar_status_t dnnl_softmax_kernel(const oar_kernel_context* ctx) {
   });
 }
 
-// Reference: one lane (outer, inner) at a time, in double.
-template <class T>
-void ref_softmax(const SoftmaxGeom& g, const T* in0, const T* in1, T* out) {
-  kp::cpu::parallel_for(g.outer * g.inner, 64, [&](int64_t lo, int64_t hi) {
-    for (int64_t lane = lo; lane < hi; ++lane) {
-      int64_t base = (lane / g.inner) * g.d * g.inner + lane % g.inner, st = g.inner;
-      auto at = [&](const T* p, int64_t j) { return to_d(p[base + j * st]); };
-      if (!g.backward) {
-        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
-        for (int64_t j = 0; j < g.d; ++j) mx = std::max(mx, at(in0, j));
-        for (int64_t j = 0; j < g.d; ++j) sum += std::exp(at(in0, j) - mx);
-        for (int64_t j = 0; j < g.d; ++j)
-          out[base + j * st] = from_d<T>(g.log ? at(in0, j) - mx - std::log(sum) : std::exp(at(in0, j) - mx) / sum);
-      } else {  // in0 = grad_y, in1 = y
-        double s = 0;
-        for (int64_t j = 0; j < g.d; ++j) s += g.log ? at(in0, j) : at(in0, j) * at(in1, j);
-        for (int64_t j = 0; j < g.d; ++j)
-          out[base + j * st] = from_d<T>(g.log ? at(in0, j) - std::exp(at(in1, j)) * s : at(in1, j) * (at(in0, j) - s));
-      }
-    }
-  });
-}
-
-template <bool kLog, bool kBackward>
-oar_status_t ref_softmax_kernel(const oar_kernel_context* ctx) {
-  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
-    SoftmaxGeom g = geometry(a, kLog, kBackward);
-    DenseOutput out(a, 0);
-    visit_float(g.dtype, [&]<class T>() {
-      const T* in1 = kBackward ? static_cast<const T*>(dense_input(a, 1)) : nullptr;
-      ref_softmax<T>(g, static_cast<const T*>(dense_input(a, 0)), in1, out.as<T>());
-    });
-    out.finish();
-  });
-}
-
 template <bool kLog, bool kBackward>
 oar_status_t register_softmax(const oar_kernel_registrar* r, const char* op) {
-  int arity = kBackward ? 2 : 1;
-  if (auto st = sdk::register_same_dtype(r, op, kDnnlDTypes, arity, dnnl_softmax_kernel<kLog, kBackward>, "onednn", 10,
-                                       dnnl_supports<kLog, kBackward>))
-    return st;
-  return sdk::register_same_dtype(r, op, kRefDTypes, arity, ref_softmax_kernel<kLog, kBackward>, "reference", 0);
+  return sdk::register_same_dtype(r, op, kDnnlDTypes, kBackward ? 2 : 1, dnnl_softmax_kernel<kLog, kBackward>,
+                                  "onednn", 10, dnnl_supports<kLog, kBackward>);
 }
 
 }  // namespace

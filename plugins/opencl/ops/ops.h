@@ -17,7 +17,7 @@ oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
 oar_status_t register_pool_kernels(const oar_kernel_registrar* r);
 oar_status_t register_norm_kernels(const oar_kernel_registrar* r);
-oar_status_t register_softmax_kernels(const oar_kernel_registrar* r);
+oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
 oar_status_t register_all_kernels(const oar_kernel_registrar* r);
 

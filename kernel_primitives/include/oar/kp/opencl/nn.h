@@ -38,13 +38,14 @@ inline std::string group_reduce_source(const std::string& acc) {
   return v;
 }
 )CLC";
-  // fmax ignores a NaN operand, like the CPU's std::max(running, v) from -inf.
+  // The CPU's std::max(running, v): a NaN never replaces the running value
+  // (and, unlike fmax, this compiles for integer accumulators too).
   s += "inline " + acc + " oar_wg_max(" + acc + " v, __local " + acc + "* sc) {\n";
   s += R"CLC(  const int l = (int)get_local_id(0);
   sc[l] = v;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int k = OAR_G / 2; k > 0; k >>= 1) {
-    if (l < k) sc[l] = fmax(sc[l], sc[l + k]);
+    if (l < k) sc[l] = sc[l] < sc[l + k] ? sc[l + k] : sc[l];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   v = sc[0];

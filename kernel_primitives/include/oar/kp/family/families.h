@@ -1,0 +1,17 @@
+// Every single-source op family, registered for backend B in one call. A
+// plugin picks families and float dtypes through the Registrar; what each op
+// is (its signature, its kernels) is written once, in the family headers.
+#pragma once
+
+#include "oar/kp/family/register.h"
+#include "oar/kp/family/softmax.h"
+
+namespace oar::kp::family {
+
+template <class B>
+oar_status_t register_families(Registrar& r) {
+  if (r.wants(kSoftmaxFamily)) Softmax<B>::register_ops(r);
+  return r.status();
+}
+
+}  // namespace oar::kp::family
