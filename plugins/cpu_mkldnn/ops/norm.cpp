@@ -1,5 +1,6 @@
 // CPU batch_norm / layer_norm and their backward ops: oneDNN normalization
-// primitives for f32, plus reference loops for every float dtype. Batch norm
+// primitives for f32, above the normalisation family of kernel_primitives/
+// (every float dtype, registered in families.cpp). Batch norm
 // sees x [N, C, ...] as [N, C, S, 1] and layer norm as [M, D] (leading x
 // normalized dims), which are the same bytes. Absent weight / bias become
 // ones / zeros so one primitive shape serves both. oneDNN's normalization
@@ -145,105 +146,10 @@ oar_status_t dnnl_norm_kernel(const oar_kernel_context* ctx) {
   });
 }
 
-// ---- reference loops (double accumulation, two-pass statistics) ----
-//
-// Both ops are written over (outer, channels, inner): element (o, c, i) is at
-// (o * C + c) * S + i. Batch norm normalizes each channel over (o, i) with
-// per-channel parameters; layer norm (outer = 1) each row c over i with
-// per-position parameters.
-
-template <class T>
-struct RefNorm {
-  const NormGeom& g;
-  int64_t O, C, S;
-  explicit RefNorm(const NormGeom& geom) : g(geom), O(g.outer), C(g.channels), S(g.inner) {}
-  int64_t count() const { return g.is_batch() ? O * S : S; }
-  template <class F>
-  void for_group(int64_t c, F f) const {  // f(flat index, parameter index)
-    for (int64_t o = 0; o < O; ++o)
-      for (int64_t i = 0; i < S; ++i) f((o * C + c) * S + i, g.is_batch() ? c : i);
-  }
-  static double param(const T* p, int64_t i, double absent) { return p ? to_d(p[i]) : absent; }
-
-  void forward(const T* x, const T* w, const T* b, const T* rmean, const T* rvar, T* y, T* mean_out, T* var_out) const {
-    kp::cpu::parallel_for(C, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t c = lo; c < hi; ++c) {
-        double mean = 0, var = 0;
-        if (g.training || !g.is_batch()) {
-          for_group(c, [&](int64_t k, int64_t) { mean += to_d(x[k]); });
-          mean /= double(count());
-          for_group(c, [&](int64_t k, int64_t) { var += (to_d(x[k]) - mean) * (to_d(x[k]) - mean); });
-          var /= double(count());
-        } else {
-          mean = to_d(rmean[c]), var = to_d(rvar[c]);
-        }
-        double invstd = 1.0 / std::sqrt(var + g.eps);
-        for_group(c, [&](int64_t k, int64_t p) {
-          y[k] = from_d<T>((to_d(x[k]) - mean) * invstd * param(w, p, 1.0) + param(b, p, 0.0));
-        });
-        mean_out[c] = g.training || !g.is_batch() ? from_d<T>(mean) : rmean[c];
-        var_out[c] = g.training || !g.is_batch() ? from_d<T>(var) : rvar[c];
-      }
-    });
-  }
-
-  // grad_x = invstd / n * (n * g - sum(g) - xhat * sum(g * xhat)), g = grad_y * weight.
-  void backward(const T* gy, const T* x, const T* w, const T* mean, const T* var, T* gx, T* gw, T* gb) const {
-    int64_t P = g.is_batch() ? C : S;
-    std::vector<double> sum_g(static_cast<size_t>(P), 0.0), sum_gx(static_cast<size_t>(P), 0.0);
-    double n = double(count());
-    auto invstd = [&](int64_t c) { return 1.0 / std::sqrt(to_d(var[c]) + g.eps); };
-    kp::cpu::parallel_for(C, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t c = lo; c < hi; ++c) {
-        double m = to_d(mean[c]), is = invstd(c), s1 = 0, s2 = 0;
-        for_group(c, [&](int64_t k, int64_t p) {
-          double gk = to_d(gy[k]) * param(w, p, 1.0);
-          s1 += gk;
-          s2 += gk * (to_d(x[k]) - m) * is;
-        });
-        for_group(c, [&](int64_t k, int64_t p) {
-          double gk = to_d(gy[k]) * param(w, p, 1.0);
-          gx[k] = from_d<T>(is / n * (n * gk - s1 - (to_d(x[k]) - m) * is * s2));
-        });
-      }
-    });
-    // Parameter gradients reduce across groups: one pass, serial over groups.
-    for (int64_t c = 0; c < C; ++c) {
-      double m = to_d(mean[c]), is = invstd(c);
-      for_group(c, [&](int64_t k, int64_t p) {
-        sum_g[size_t(p)] += to_d(gy[k]);
-        sum_gx[size_t(p)] += to_d(gy[k]) * (to_d(x[k]) - m) * is;
-      });
-    }
-    for (int64_t p = 0; p < P; ++p) gw[p] = from_d<T>(sum_gx[size_t(p)]), gb[p] = from_d<T>(sum_g[size_t(p)]);
-  }
-};
-
-template <NormKind kind>
-oar_status_t ref_norm_kernel(const oar_kernel_context* ctx) {
-  return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
-    NormGeom g = geometry(a, kind);
-    DenseOutput o0(a, 0), o1(a, 1), o2(a, 2);
-    visit_float(g.dtype, [&]<class T>() {
-      auto in = [&](int i) { return a.has_input(i) ? static_cast<const T*>(dense_input(a, i)) : nullptr; };
-      RefNorm<T> norm(g);
-      if (!g.is_backward())
-        norm.forward(in(0), in(1), in(2), g.is_batch() ? in(3) : nullptr, g.is_batch() ? in(4) : nullptr,
-                     o0.as<T>(), o1.as<T>(), o2.as<T>());
-      else
-        norm.backward(in(0), in(1), in(2), in(3), in(4), o0.as<T>(), o1.as<T>(), o2.as<T>());
-    });
-    o0.finish(), o1.finish(), o2.finish();
-  });
-}
-
 template <NormKind kind>
 oar_status_t register_norm(const oar_kernel_registrar* r, const char* op, int arity) {
   static constexpr oar_dtype_t kDnnlF32[] = {OAR_DTYPE_F32};  // oneDNN's normalisation here is f32 only
-  if (auto st = sdk::register_same_dtype(r, op, kDnnlF32, arity, dnnl_norm_kernel<kind>, "onednn", 10,
-                                       dnnl_supports<kind>))
-    return st;
-  return sdk::register_same_dtype(r, op, kRefDTypes, arity, ref_norm_kernel<kind>, "reference", 0);
+  return sdk::register_same_dtype(r, op, kDnnlF32, arity, dnnl_norm_kernel<kind>, "onednn", 10, dnnl_supports<kind>);
 }
 
 }  // namespace

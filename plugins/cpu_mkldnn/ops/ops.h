@@ -11,11 +11,9 @@ oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r);
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
 oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_indexing_kernels(const oar_kernel_registrar* r);
-oar_status_t register_loss_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_linear_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
-oar_status_t register_pool_kernels(const oar_kernel_registrar* r);
 oar_status_t register_norm_kernels(const oar_kernel_registrar* r);
 oar_status_t register_softmax_kernels(const oar_kernel_registrar* r);
 oar_status_t register_fused_elementwise_kernels(const oar_kernel_registrar* r);
@@ -24,8 +22,8 @@ oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 inline oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
   oar_status_t (*all[])(const oar_kernel_registrar*) = {
       register_elementwise_kernels, register_reduction_kernels, register_creation_kernels,
-      register_indexing_kernels,    register_loss_kernels,      register_matmul_kernels,      register_linear_kernels,
-      register_conv_kernels,        register_pool_kernels,      register_norm_kernels,
+      register_indexing_kernels,    register_matmul_kernels,      register_linear_kernels,
+      register_conv_kernels,        register_norm_kernels,
       register_softmax_kernels,     register_fused_elementwise_kernels, register_family_kernels};
   for (auto fn : all)
     if (oar_status_t st = fn(r)) return st;

@@ -13,10 +13,6 @@ oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
 oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_indexing_kernels(const oar_kernel_registrar* r);
 oar_status_t register_shape_kernels(const oar_kernel_registrar* r);
-oar_status_t register_loss_kernels(const oar_kernel_registrar* r);
-oar_status_t register_layer_norm_kernels(const oar_kernel_registrar* r);
-oar_status_t register_pool_kernels(const oar_kernel_registrar* r);
-oar_status_t register_batch_norm_kernels(const oar_kernel_registrar* r);
 oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
 #if !defined(__HIPCC__)

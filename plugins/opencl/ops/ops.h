@@ -12,11 +12,8 @@ oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
 oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_indexing_kernels(const oar_kernel_registrar* r);
 oar_status_t register_indexing_shape_kernels(const oar_kernel_registrar* r);
-oar_status_t register_loss_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
-oar_status_t register_pool_kernels(const oar_kernel_registrar* r);
-oar_status_t register_norm_kernels(const oar_kernel_registrar* r);
 oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
 oar_status_t register_all_kernels(const oar_kernel_registrar* r);

@@ -19,11 +19,12 @@
 //   macros   KP_FN, KP_GLOBAL, KP_LANE_PARAMS, KP_PTR(type, k), T_LOAD/T_STORE,
 //            I_LOAD, T_IS_FLOAT, KP_GROUP_SUM/MAX, KP_MAX/KP_MIN, kp_exp/log/
 //            log1p/sqrt/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name);
-//   operands p0..p7 (raw byte pointers, already offset), scalars A.i[8], A.f[4].
+//   operands p0..p7 (raw byte pointers, already offset), scalars A.i[12], KP_F(0..3).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "oar/kp/numeric.h"
@@ -31,12 +32,30 @@
 namespace oar::kp::family {
 
 // Scalar arguments of every family kernel, passed by value. The same layout
-// is declared in OpenCL C (kp/opencl/family.h): 8 int64 then 4 float.
+// is declared in OpenCL C (kp/opencl/family.h): 12 integers, then 4 doubles
+// as their bit patterns (a device without fp64 decodes them to float), read
+// in a kernel with KP_F(k).
 struct kp_args {
-  int64_t i[8];
-  float f[4];
+  int64_t i[12];
+  int64_t f[4];
 };
-static_assert(sizeof(kp_args) == 80, "kp_args layout is shared with OpenCL C");
+static_assert(sizeof(kp_args) == 128, "kp_args layout is shared with OpenCL C");
+
+inline int64_t param_bits(double v) {
+  int64_t b;
+  std::memcpy(&b, &v, sizeof(b));
+  return b;
+}
+
+OAR_KP_HD double param_value(int64_t bits) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __longlong_as_double(bits);
+#else
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+#endif
+}
 
 inline constexpr int kOperands = 8;
 
@@ -79,7 +98,7 @@ struct MaxOp {
 #define KP_GLOBAL
 #define KP_INF (T_acc(INFINITY))
 #define KP_LANE_PARAMS                                                                                    \
-  kp_i64 lane, [[maybe_unused]] kp_i64 first, [[maybe_unused]] kp_i64 step, [[maybe_unused]] T_acc *kp_scratch, \
+  [[maybe_unused]] kp_i64 lane, [[maybe_unused]] kp_i64 first, [[maybe_unused]] kp_i64 step, [[maybe_unused]] T_acc *kp_scratch, \
       [[maybe_unused]] char *p0, [[maybe_unused]] char *p1, [[maybe_unused]] char *p2,                    \
       [[maybe_unused]] char *p3, [[maybe_unused]] char *p4, [[maybe_unused]] char *p5,                    \
       [[maybe_unused]] char *p6, [[maybe_unused]] char *p7, [[maybe_unused]] const kp_args &A
@@ -88,6 +107,7 @@ struct MaxOp {
 #define T_LOAD(p, i) (static_cast<T_c>((p)[i]))
 #define T_STORE(p, i, v) ((p)[i] = static_cast<T_t>(static_cast<T_c>(v)))
 #define I_LOAD(p, i) (static_cast<kp_i64>((p)[i]))
+#define KP_F(k) (static_cast<T_acc>(::oar::kp::family::param_value(A.f[k])))
 #define T_IS_FLOAT (::oar::kp::is_floating_v<T_t>)
 #define KP_GROUP_SUM(v) (::oar::kp::family::group_reduce<T_acc>((v), kp_scratch, step, ::oar::kp::family::SumOp{}))
 #define KP_GROUP_MAX(v) (::oar::kp::family::group_reduce<T_acc>((v), kp_scratch, step, ::oar::kp::family::MaxOp{}))

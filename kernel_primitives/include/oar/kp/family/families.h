@@ -4,6 +4,9 @@
 #pragma once
 
 #include "oar/kp/family/register.h"
+#include "oar/kp/family/loss.h"
+#include "oar/kp/family/norm.h"
+#include "oar/kp/family/pool.h"
 #include "oar/kp/family/softmax.h"
 
 namespace oar::kp::family {
@@ -11,6 +14,9 @@ namespace oar::kp::family {
 template <class B>
 oar_status_t register_families(Registrar& r) {
   if (r.wants(kSoftmaxFamily)) Softmax<B>::register_ops(r);
+  if (r.wants(kLossFamily)) Loss<B>::register_ops(r);
+  if (r.wants(kNormFamily)) Norm<B>::register_ops(r);
+  if (r.wants(kPoolFamily)) Pool<B>::register_ops(r);
   return r.status();
 }
 

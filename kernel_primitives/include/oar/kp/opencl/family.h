@@ -22,7 +22,20 @@ inline std::string family_dialect_source() {
 #define KP_FN inline
 #define KP_GLOBAL __global
 typedef long kp_i64;
-typedef struct { long i[8]; float f[4]; } kp_args;
+typedef struct { long i[12]; long f[4]; } kp_args;
+#ifdef OAR_HAS_FP64
+#define KP_F(k) ((T_acc)as_double(A.f[k]))
+#else
+/* A double's bits as float (subnormals flush to zero). */
+inline float kp_param_value(long b) {
+  const int e = (int)((b >> 52) & 0x7ff);
+  const float sign = b < 0 ? -1.0f : 1.0f;
+  if (e == 0) return 0.0f * sign;
+  if (e == 0x7ff) return (b & 0xfffffffffffffL) ? NAN : sign * INFINITY;
+  return sign * ldexp(1.0f + (float)((b >> 29) & 0x7fffff) / 8388608.0f, e - 1023);
+}
+#define KP_F(k) ((T_acc)kp_param_value(A.f[k]))
+#endif
 #define KP_LANE_PARAMS kp_i64 lane, kp_i64 first, kp_i64 step, __local T_acc* kp_scratch, __global char* p0, \
   __global char* p1, __global char* p2, __global char* p3, __global char* p4, __global char* p5, __global char* p6, \
   __global char* p7, const kp_args A
