@@ -11,8 +11,6 @@ namespace oar_gpu {
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r);
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
 oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
-oar_status_t register_indexing_kernels(const oar_kernel_registrar* r);
-oar_status_t register_shape_kernels(const oar_kernel_registrar* r);
 oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
 #if !defined(__HIPCC__)

@@ -4,9 +4,11 @@
 #pragma once
 
 #include "oar/kp/family/register.h"
+#include "oar/kp/family/indexing.h"
 #include "oar/kp/family/loss.h"
 #include "oar/kp/family/norm.h"
 #include "oar/kp/family/pool.h"
+#include "oar/kp/family/shape.h"
 #include "oar/kp/family/softmax.h"
 
 namespace oar::kp::family {
@@ -17,6 +19,8 @@ oar_status_t register_families(Registrar& r) {
   if (r.wants(kLossFamily)) Loss<B>::register_ops(r);
   if (r.wants(kNormFamily)) Norm<B>::register_ops(r);
   if (r.wants(kPoolFamily)) Pool<B>::register_ops(r);
+  if (r.wants(kIndexingFamily)) Indexing<B>::register_ops(r);
+  if (r.wants(kShapeFamily)) Shape<B>::register_ops(r);
   return r.status();
 }
 
