@@ -1,8 +1,6 @@
 // What an OpenCL op file needs to run a kernel: the device and queue of a
 // kernel call, a cached kernel, argument setting in signature order, an
-// NDRange launch, and an error flag that device code sets when it meets a bad
-// input (read back before the op returns, so bad input is an error, never
-// garbage). Arguments are set and the kernel enqueued under one lock because a
+// NDRange launch. Arguments are set and the kernel enqueued under one lock because a
 // cl_kernel's arguments are shared state; OpenCL copies them at enqueue time.
 #pragma once
 
@@ -116,25 +114,5 @@ inline cl_kernel get_kernel(Device& dev, const std::string& key, const std::func
                             const char* name) {
   return program_cache().kernel(dev, key, make_source, name);
 }
-
-// A device-side int64 that kernels set to flag bad input, e.g. the index of
-// an invalid element (it starts at kNoError). value() reads it back (a
-// blocking read: ordered after the kernel).
-class ErrorFlag {
- public:
-  static constexpr int64_t kNoError = INT64_MIN;
-  explicit ErrorFlag(OpContext& c);
-  cl_mem buffer() const { return buf_; }
-  // The flag's value (kNoError when no work-item set it); blocks until read.
-  int64_t value();
-
- private:
-  OpContext& c_;
-  cl_mem buf_;
-};
-
-// Element `index` (flat, over the view's shape and strides) of a view, as
-// doubles: for error messages that quote the offending value.
-std::vector<double> read_element(OpContext& c, const oar_tensor_view& v, int64_t index);
 
 }  // namespace oar_ocl

@@ -9,7 +9,6 @@ const oar_host_api* host();
 
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r);
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
-oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_linear_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
@@ -20,7 +19,7 @@ oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
 inline oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
   oar_status_t (*all[])(const oar_kernel_registrar*) = {
-      register_elementwise_kernels, register_reduction_kernels, register_creation_kernels,
+      register_elementwise_kernels, register_reduction_kernels,
       register_matmul_kernels,      register_linear_kernels,
       register_conv_kernels,        register_norm_kernels,
       register_softmax_kernels,     register_fused_elementwise_kernels, register_family_kernels};

@@ -10,7 +10,6 @@ namespace oar_gpu {
 // Built on kernel_primitives/ (CUDA and HIP).
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r);
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
-oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
 #if !defined(__HIPCC__)

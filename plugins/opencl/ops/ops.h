@@ -9,7 +9,6 @@ const oar_host_api* host();
 
 oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r);
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
-oar_status_t register_creation_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
 oar_status_t register_family_kernels(const oar_kernel_registrar* r);

@@ -5,7 +5,7 @@ namespace oar_ocl {
 
 oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
   oar_status_t (*all[])(const oar_kernel_registrar*) = {
-      register_elementwise_kernels, register_reduction_kernels, register_creation_kernels,
+      register_elementwise_kernels, register_reduction_kernels,
       register_matmul_kernels,      register_conv_kernels,      register_family_kernels,
   };
   for (auto fn : all)

@@ -15,10 +15,13 @@
 //
 // Vocabulary a .kp file may use (and nothing else):
 //   types    T_t (storage of the floating/data operand), T_c (its compute type),
-//            T_acc (its accumulator), I_t (index storage), kp_i64, kp_args;
+//            T_acc (its accumulator), I_t (index storage), kp_i64, kp_u64,
+//            kp_real (double, float on OpenCL devices without fp64), kp_args;
 //   macros   KP_FN, KP_GLOBAL, KP_LANE_PARAMS, KP_PTR(type, k), T_LOAD/T_STORE,
 //            I_LOAD, T_IS_FLOAT, KP_GROUP_SUM/MAX, KP_MAX/KP_MIN, kp_exp/log/
-//            log1p/sqrt/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name);
+//            log1p/sqrt/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
+//            KP_P(k) (a kp_real parameter), KP_FROM_REAL(v) (v as T stores it),
+//            kp_philox_uniform/normal(seed, offset, i) (kp/philox.h);
 //   operands p0..p7 (raw byte pointers, already offset), scalars A.i[12], KP_F(0..3).
 #pragma once
 
@@ -28,6 +31,7 @@
 #include <type_traits>
 
 #include "oar/kp/numeric.h"
+#include "oar/kp/philox.h"
 
 namespace oar::kp::family {
 
@@ -84,6 +88,15 @@ OAR_KP_HD A group_reduce(A v, [[maybe_unused]] A* scratch, [[maybe_unused]] int6
 #endif
 }
 
+// A double parameter as the value a T element stores: bool is v != 0,
+// integers truncate through int64 (wrapping like the CPU's casts).
+template <class T>
+OAR_KP_HD compute_t<T> from_real(double v) {
+  if constexpr (std::is_same_v<T, bool>) return v != 0;
+  else if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<int64_t>(v));
+  else return static_cast<compute_t<T>>(v);
+}
+
 struct SumOp {
   template <class A> OAR_KP_HD A operator()(A a, A b) const { return a + b; }
 };
@@ -107,7 +120,11 @@ struct MaxOp {
 #define T_LOAD(p, i) (static_cast<T_c>((p)[i]))
 #define T_STORE(p, i, v) ((p)[i] = static_cast<T_t>(static_cast<T_c>(v)))
 #define I_LOAD(p, i) (static_cast<kp_i64>((p)[i]))
-#define KP_F(k) (static_cast<T_acc>(::oar::kp::family::param_value(A.f[k])))
+#define KP_P(k) (::oar::kp::family::param_value(A.f[k]))
+#define KP_F(k) (static_cast<T_acc>(KP_P(k)))
+#define KP_FROM_REAL(v) (::oar::kp::family::from_real<T_t>(v))
+#define kp_philox_uniform(seed, off, i) (::oar::kp::philox_uniform((seed), (off), (i)))
+#define kp_philox_normal(seed, off, i) (::oar::kp::philox_normal((seed), (off), (i)))
 #define T_IS_FLOAT (::oar::kp::is_floating_v<T_t>)
 #define KP_GROUP_SUM(v) (::oar::kp::family::group_reduce<T_acc>((v), kp_scratch, step, ::oar::kp::family::SumOp{}))
 #define KP_GROUP_MAX(v) (::oar::kp::family::group_reduce<T_acc>((v), kp_scratch, step, ::oar::kp::family::MaxOp{}))
@@ -136,4 +153,6 @@ struct MaxOp {
   using T_acc = ACC;                                        \
   using I_t = IT;                                           \
   using kp_i64 = int64_t;                                   \
+  using kp_u64 = uint64_t;                                  \
+  using kp_real = double;                                   \
   using kp_args = ::oar::kp::family::kp_args;

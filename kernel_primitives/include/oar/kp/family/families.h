@@ -4,6 +4,7 @@
 #pragma once
 
 #include "oar/kp/family/register.h"
+#include "oar/kp/family/creation.h"
 #include "oar/kp/family/indexing.h"
 #include "oar/kp/family/loss.h"
 #include "oar/kp/family/norm.h"
@@ -21,6 +22,7 @@ oar_status_t register_families(Registrar& r) {
   if (r.wants(kPoolFamily)) Pool<B>::register_ops(r);
   if (r.wants(kIndexingFamily)) Indexing<B>::register_ops(r);
   if (r.wants(kShapeFamily)) Shape<B>::register_ops(r);
+  if (r.wants(kCreationFamily)) Creation<B>::register_ops(r);
   return r.status();
 }
 

@@ -24,6 +24,7 @@ enum Families : uint32_t {
   kPoolFamily = 1u << 3,
   kIndexingFamily = 1u << 4,
   kShapeFamily = 1u << 5,
+  kCreationFamily = 1u << 6,
   kAllFamilies = 0xffffffffu,
 };
 
@@ -48,6 +49,7 @@ class Registrar {
     if (set == DTypeSet::kAll) ts.push_back(OAR_DTYPE_BOOL);
     const std::string sig(signature);
     const bool indexed = sig.find('I') != std::string::npos;
+    if (sig.find('T') == std::string::npos && !indexed) ts.resize(1);  // no typed input: one registration
     for (oar_dtype_t t : ts)
       for (oar_dtype_t i : {OAR_DTYPE_I64, OAR_DTYPE_I32}) {
         std::vector<oar_dtype_t> dtypes;

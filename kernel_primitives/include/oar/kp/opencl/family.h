@@ -13,6 +13,7 @@
 #include <string>
 
 #include "oar/kp/opencl/nn.h"
+#include "oar/kp/opencl/random.h"
 #include "oar/kp/opencl/types.h"
 
 namespace oar::kp::opencl {
@@ -22,9 +23,13 @@ inline std::string family_dialect_source() {
 #define KP_FN inline
 #define KP_GLOBAL __global
 typedef long kp_i64;
+typedef ulong kp_u64;
+typedef oar_real kp_real;
+#define kp_philox_uniform(seed, off, i) oar_philox_uniform((seed), (off), (i))
+#define kp_philox_normal(seed, off, i) oar_philox_normal((seed), (off), (i))
 typedef struct { long i[12]; long f[4]; } kp_args;
 #ifdef OAR_HAS_FP64
-#define KP_F(k) ((T_acc)as_double(A.f[k]))
+#define KP_P(k) as_double(A.f[k])
 #else
 /* A double's bits as float (subnormals flush to zero). */
 inline float kp_param_value(long b) {
@@ -34,8 +39,9 @@ inline float kp_param_value(long b) {
   if (e == 0x7ff) return (b & 0xfffffffffffffL) ? NAN : sign * INFINITY;
   return sign * ldexp(1.0f + (float)((b >> 29) & 0x7fffff) / 8388608.0f, e - 1023);
 }
-#define KP_F(k) ((T_acc)kp_param_value(A.f[k]))
+#define KP_P(k) kp_param_value(A.f[k])
 #endif
+#define KP_F(k) ((T_acc)KP_P(k))
 #define KP_LANE_PARAMS kp_i64 lane, kp_i64 first, kp_i64 step, __local T_acc* kp_scratch, __global char* p0, \
   __global char* p1, __global char* p2, __global char* p3, __global char* p4, __global char* p5, __global char* p6, \
   __global char* p7, const kp_args A
@@ -76,7 +82,9 @@ inline float kp_param_value(long b) {
 inline std::string family_program_source(const char* family_text, oar_dtype_t t, oar_dtype_t i, bool fp64) {
   std::string s = prelude(fp64) + operand_defs("T", t) + operand_defs("I", i);
   s += "#define T_IS_FLOAT " + std::string(type_info(t).floating ? "1" : "0") + "\n";
-  s += group_reduce_source("T_acc") + family_dialect_source() + family_text;
+  s += t == OAR_DTYPE_BOOL ? "#define KP_FROM_REAL(v) ((v) != 0)\n"
+       : type_info(t).floating ? "#define KP_FROM_REAL(v) (v)\n" : "#define KP_FROM_REAL(v) ((long)(v))\n";
+  s += philox_source() + group_reduce_source("T_acc") + family_dialect_source() + family_text;
   return s;
 }
 
