@@ -104,9 +104,9 @@ struct GradContext {
 using GradRule = std::function<std::vector<Tensor>(const GradContext&)>;
 
 void register_grad_rule(const std::string& op, GradRule rule);
-// Ops whose outputs carry no gradient (comparisons, arg-reductions, random draws).
-void register_non_differentiable(const std::string& op);
 const GradRule* find_grad_rule(const OpSchema& op);
+// Whether the op's outputs carry no gradient (its schema's `gradient` is kNone:
+// comparisons, arg-reductions, random draws); the catalog says so, not a rule.
 bool is_non_differentiable(const OpSchema& op);
 
 // ---- recording (used by dispatch and view ops) ----
