@@ -6,7 +6,7 @@ line of kernel_primitives' unary_ops.def included) is oar.<op> and Tensor.<op> w
 Backward kernels and fusions stay reachable by name only, as oar.ops.<op>.
 
 Generic signature: the op's tensor inputs (a variadic one takes a list), then its attributes in catalog
-order, positionally or by keyword: oar.softsign(x), oar.select(x, 0, 2), x.leaky_relu(negative_slope=0.2).
+order, positionally or by keyword: oar.erf(x), oar.select(x, 0, 2), x.leaky_relu(negative_slope=0.2).
 """
 from ._ops import ops, schemas
 
