@@ -108,6 +108,19 @@ TEST(OpGradients, ViewsRecordThroughTheirTensorMethod) {
   }, {x}, {true}, "permute, slice, reshape");
 }
 
+// to_device is no kernel either: Tensor::to records the copy back.
+TEST(OpGradients, ToDeviceRecordsThroughTensorTo) {
+  for (Device dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    Tensor x = make_tensor(random_values(4, -1, 1, 13, DType::f64), {4}, DType::f64, Device::cpu());
+    gradcheck([&](const std::vector<Tensor>& in) {
+      Tensor there = call1("to_device", {in[0]}, {{"device", dev.str()}});
+      EXPECT_EQ(there.device(), dev);
+      return std::vector<Tensor>{call1("to_device", {call1("sin", {there})}, {{"device", std::string("cpu")}})};
+    }, {x}, {true}, "to_device");
+  }
+}
+
 // A backward kernel declared first-order-only (its rule calls it only with
 // grad mode off) says so when a caller differentiates it directly.
 TEST(OpGradients, FirstOrderOnlyKernelsRaiseNamingThemselves) {
