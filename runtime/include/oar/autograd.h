@@ -103,6 +103,7 @@ struct GradContext {
 // sums it down to the input's shape and casts it to the input's dtype.
 using GradRule = std::function<std::vector<Tensor>(const GradContext&)>;
 
+// Throws InternalError for an op not in the catalog or one that has a rule already.
 void register_grad_rule(const std::string& op, GradRule rule);
 const GradRule* find_grad_rule(const OpSchema& op);
 // Whether the op's outputs carry no gradient (its schema's `gradient` is kNone:

@@ -167,7 +167,10 @@ void register_grad_rule(const std::string& op, GradRule rule) {
     throw InternalError(str("gradient rule for op '", op, "', which is not in the catalog"));
   auto& t = rule_table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  t.rules[op] = std::move(rule);
+  // One definition per op: a rule written by hand and one from a .def
+  // gradient column (or two hand-written ones) would silently shadow each other.
+  if (!t.rules.emplace(op, std::move(rule)).second)
+    throw InternalError(str("op '", op, "' has two gradient rules (rules_*.cpp and/or the .def gradient column)"));
 }
 
 const GradRule* find_grad_rule(const OpSchema& op) {
