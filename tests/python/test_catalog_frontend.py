@@ -58,6 +58,18 @@ def test_generic_wrapper_takes_attributes_positionally_or_by_keyword():
         oar.leaky_relu(x, 0.25, negative_slope=0.5)
     with pytest.raises(TypeError, match="positional"):
         oar.leaky_relu(x, 0.25, 0.5)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        oar.softsign(x, slope=1.0)
+
+
+def test_an_attribute_named_device_is_an_attribute():
+    # to_device's target is its attribute; `device=` places only ops without one (creation ops)
+    x = oar.ones(2)
+    for device in _devices():
+        assert str(oar.to_device(x, device).device) == device
+        assert str(oar.ops.to_device(x, device=device).device) == device
+        assert str(oar.ops.uniform([3], device=device).device) == device
+    np.testing.assert_array_equal(oar.ops.concat(x, x, dim=0).numpy(), [1, 1, 1, 1])  # a variadic input, spread
 
 
 def test_ops_with_torch_signatures_keep_them():
