@@ -62,6 +62,13 @@ def test_generic_wrapper_takes_attributes_positionally_or_by_keyword():
         oar.softsign(x, slope=1.0)
 
 
+def test_trailing_optional_inputs_may_be_left_out():
+    x, w, b = oar.ones(2, 3), oar.full((4, 3), 2.0), oar.full((4,), 0.5)
+    np.testing.assert_allclose(oar.linear(x, w).numpy(), np.full((2, 4), 6.0))
+    np.testing.assert_allclose(oar.linear(x, w, b).numpy(), np.full((2, 4), 6.5))
+    np.testing.assert_allclose(x.linear(w).numpy(), np.full((2, 4), 6.0))
+
+
 def test_an_attribute_named_device_is_an_attribute():
     # to_device's target is its attribute; `device=` places only ops without one (creation ops)
     x = oar.ones(2)

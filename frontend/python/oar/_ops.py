@@ -21,6 +21,8 @@ def _make(schema):
     n_inputs = len(schema["inputs"])
     variadic = bool(schema["inputs"]) and schema["inputs"][-1]["variadic"]
     device_is_attr = "device" in known  # to_device's target; otherwise `device` places a creation op
+    # Trailing optional inputs (linear's bias) may be left out: they are passed as None.
+    n_required = max((k + 1 for k, i in enumerate(schema["inputs"]) if not i["optional"]), default=0)
     call = _C.call
 
     def op(*args, **attrs):
@@ -34,6 +36,8 @@ def _make(schema):
                 if key in attrs:
                     raise TypeError(f"{name}() got multiple values for argument '{key}'")
                 attrs[key] = value
+        if n_required <= len(args) < n_inputs:
+            args = args + (None,) * (n_inputs - len(args))
         if attrs and not known.issuperset(attrs):
             unknown = [k for k in attrs if k not in known]
             raise TypeError(f"{name}() got unexpected keyword argument(s) {unknown}; attributes: {attr_names}")
