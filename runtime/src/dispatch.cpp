@@ -426,8 +426,21 @@ std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, 
   Attrs attrs = normalize_attrs(op, given);
   // A view runs as its Tensor method, which records its own gradient and graph node.
   if (op.view) return op.decompose(inputs, attrs);
-  Device device = common_device(op, inputs, options);
   graph::Tracer* tracer = graph::Tracer::active();
+  // A fusion has no gradient rule (its catalog entry says so): when a gradient
+  // is wanted it runs as its parts, each recording its own node.
+  if (op.gradient == Gradient::kDecomposition && autograd::is_grad_enabled() && autograd::any_requires_grad(inputs)) {
+    std::vector<Tensor> outputs;
+    if (tracer != nullptr) {
+      graph::TraceSuspend one_node;
+      outputs = op.decompose(inputs, attrs);
+      tracer->record_op(op, inputs, attrs, outputs);
+    } else {
+      outputs = op.decompose(inputs, attrs);
+    }
+    return outputs;
+  }
+  Device device = common_device(op, inputs, options);
   // A graph draws fresh random numbers on each run: it records the seed the caller gave (-1: none).
   Attrs traced_attrs = tracer != nullptr ? attrs : Attrs{};
   if (op.needs_generator && attrs.has("seed") && attrs.get_int("seed") < 0) {

@@ -38,6 +38,15 @@ const char* policy_text(DTypePolicy p) {
   return "";
 }
 
+const char* role_text(OpRole r) {
+  switch (r) {
+    case OpRole::kPublic: return "public";
+    case OpRole::kBackwardKernel: return "backward kernel";
+    case OpRole::kFusion: return "fusion";
+  }
+  return "";
+}
+
 std::string escape_pipes(std::string s) {
   for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
   return s;
@@ -51,8 +60,10 @@ std::string catalog_markdown(bool with_kernels) {
   os << "# Op catalog\n\n"
      << "Generated from the catalog (`runtime/src/catalog/`) by `oar-op-docs`; do not edit by hand.\n"
      << ops.size() << " ops.\n\n"
-     << "| op | inputs | outputs | attributes (default) | input dtypes | description |\n"
-     << "|---|---|---|---|---|---|\n";
+     << "Role: public ops are `oar.<op>`, `Tensor.<op>` and `oar::<op>`; backward kernels and fusions are\n"
+     << "called by name only (`oar.ops.<op>`, `oar::call`). Gradient: how outputs get theirs (docs/autograd.md).\n\n"
+     << "| op | inputs | outputs | attributes (default) | input dtypes | role | gradient | description |\n"
+     << "|---|---|---|---|---|---|---|---|\n";
   for (const auto& op : ops) {
     std::string ins, outs, attrs;
     for (const auto& i : op->inputs)
@@ -64,7 +75,7 @@ std::string catalog_markdown(bool with_kernels) {
                (a.default_value ? " (" + attr_value_text(*a.default_value) + ")" : "");
     os << "| `" << op->name << "` | " << (ins.empty() ? "-" : ins) << " | " << outs << " | "
        << escape_pipes(attrs.empty() ? "-" : attrs) << " | " << policy_text(op->dtype_policy) << " | "
-       << escape_pipes(op->doc)
+       << role_text(op->role) << " | " << gradient_name(op->gradient) << " | " << escape_pipes(op->doc)
        << (op->view       ? " (view: a Tensor method on every device, no kernel)"
            : op->decompose ? " (composite: runs as other ops where a device has no kernel)"
                            : "")

@@ -18,6 +18,17 @@ const char* attr_type_name(AttrType t) {
   return "?";
 }
 
+const char* gradient_name(Gradient g) {
+  switch (g) {
+    case Gradient::kRule: return "rule";
+    case Gradient::kNone: return "none";
+    case Gradient::kTensorMethod: return "tensor method";
+    case Gradient::kDecomposition: return "decomposition";
+    case Gradient::kFirstOrderOnly: return "first order only";
+  }
+  return "?";
+}
+
 Attrs& Attrs::set(const std::string& name, AttrValue value) {
   for (auto& [k, v] : items_)
     if (k == name) {

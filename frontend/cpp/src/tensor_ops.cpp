@@ -32,20 +32,6 @@ Tensor operator-(double a, const Tensor& b) { return scalar_tensor(a, b) - b; }
 Tensor operator*(double a, const Tensor& b) { return scalar_tensor(a, b) * b; }
 Tensor operator/(double a, const Tensor& b) { return scalar_tensor(a, b) / b; }
 
-Tensor matmul(const Tensor& a, const Tensor& b) { return call1("matmul", {a, b}); }
-
-Tensor sum(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
-  return call1("sum", {x}, {{"dims", std::move(dims)}, {"keepdim", keepdim}});
-}
-Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
-  return call1("mean", {x}, {{"dims", std::move(dims)}, {"keepdim", keepdim}});
-}
-Tensor square(const Tensor& x) { return call1("square", {x}); }
-Tensor sqrt(const Tensor& x) { return call1("sqrt", {x}); }
-Tensor exp(const Tensor& x) { return call1("exp", {x}); }
-Tensor log(const Tensor& x) { return call1("log", {x}); }
-Tensor abs(const Tensor& x) { return call1("abs", {x}); }
-Tensor maximum(const Tensor& a, const Tensor& b) { return call1("maximum", {a, b}); }
 Tensor zeros_like(const Tensor& x) { return Tensor::zeros(x.shape(), x.dtype(), x.device()); }
 Tensor ones_like(const Tensor& x) { return Tensor::ones(x.shape(), x.dtype(), x.device()); }
 

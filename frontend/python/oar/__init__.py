@@ -13,6 +13,7 @@ from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like,
                         arange, rand, randn, randint, from_numpy, eye, rand_like, randn_like, randint_like,
                         linspace, randperm, Generator, default_generator, get_rng_state, set_rng_state)
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
+from ._torch_signatures import *  # noqa: F401,F403  ops whose torch signature is not the catalog's
 from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
 from . import autograd, nn, optim, utils
 from . import jit
@@ -23,6 +24,11 @@ from . import cuda
 __all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
            "autograd", "utils", "save", "load", "info", "ops", "jit", "onnx"]
 __version__ = "0.1.0"
+
+# Every public catalog op without a hand-written wrapper above: oar.<op>, Tensor.<op>, <op>_.
+from . import _catalog, _functions
+_catalog.install(globals(), Tensor, _functions._inplace_method)
+del _catalog, _functions
 
 
 

@@ -113,6 +113,9 @@ void bind_functions(nb::module_& m) {
       d["outputs"] = outs;
       d["variadic_outputs"] = s->variadic_outputs;
       d["creation"] = s->creation;
+      d["elementwise"] = s->broadcast;
+      d["public"] = s->role == OpRole::kPublic;
+      d["gradient"] = gradient_name(s->gradient);
       d["doc"] = s->doc;
       ops.append(d);
     }

@@ -103,10 +103,11 @@ struct GradContext {
 // sums it down to the input's shape and casts it to the input's dtype.
 using GradRule = std::function<std::vector<Tensor>(const GradContext&)>;
 
+// Throws InternalError for an op not in the catalog or one that has a rule already.
 void register_grad_rule(const std::string& op, GradRule rule);
-// Ops whose outputs carry no gradient (comparisons, arg-reductions, random draws).
-void register_non_differentiable(const std::string& op);
 const GradRule* find_grad_rule(const OpSchema& op);
+// Whether the op's outputs carry no gradient (its schema's `gradient` is kNone:
+// comparisons, arg-reductions, random draws); the catalog says so, not a rule.
 bool is_non_differentiable(const OpSchema& op);
 
 // ---- recording (used by dispatch and view ops) ----

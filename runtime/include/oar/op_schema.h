@@ -62,6 +62,23 @@ enum class DTypePolicy {
 
 enum class AmpCategory { kNone, kLowerPrecision, kFullPrecision, kPromote };
 
+// How an op's outputs get their gradient. Every op states it here, in the
+// catalog, so a test can tell a forgotten gradient rule from a deliberate
+// absence (tests/unit/test_op_gradients.cpp) and docs/ops.md can show it.
+enum class Gradient {
+  kRule,            // a rule in runtime/src/autograd/ (the default)
+  kNone,            // the outputs carry no gradient: comparisons, arg-reductions, random draws
+  kTensorMethod,    // a view or device copy: its Tensor method records its own node
+  kDecomposition,   // a fusion: under autograd it runs as its decomposition, whose parts have rules
+  kFirstOrderOnly,  // a backward kernel with no rule of its own: differentiating it (double grad) is an error
+};
+const char* gradient_name(Gradient g);
+
+// Who calls an op: frontends expose public ops as oar.<op>, Tensor.<op> and
+// oar::<op>; kernels behind a gradient rule or made by graph fusion stay
+// reachable only by name (oar.ops.<op>, oar::call).
+enum class OpRole { kPublic, kBackwardKernel, kFusion };
+
 struct InputSpec {
   std::string name;
   bool variadic = false;  // a list of tensors (concat, stack); only the last input
@@ -111,6 +128,8 @@ struct OpSchema {
   // Tensor method, which records its own gradient. Graphs name these ops.
   bool view = false;
   AmpCategory amp = AmpCategory::kNone;
+  Gradient gradient = Gradient::kRule;
+  OpRole role = OpRole::kPublic;
   DecomposeFn decompose;         // empty: the op needs a kernel (or the CPU fallback)
   std::string doc;
   int32_t id = -1;  // set by the registry

@@ -2,7 +2,6 @@
 // single-input functions (views, device copies), plus the rule registry.
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "../pooled.h"
 #include "node.h"
@@ -19,7 +18,6 @@ std::atomic<uint64_t> g_sequence{0};
 struct RuleTable {
   std::mutex mutex;
   std::unordered_map<std::string, GradRule> rules;
-  std::unordered_set<std::string> non_differentiable;
 };
 
 void register_builtin_rules();
@@ -68,7 +66,11 @@ struct OpNode : Node {
 
   std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
     if (rule == nullptr)
-      throw NotImplementedError(str("op '", op->name, "' has no gradient rule; cannot differentiate through it"));
+      throw NotImplementedError(
+          op->gradient == Gradient::kFirstOrderOnly
+              ? str("op '", op->name, "' is a backward kernel without a gradient rule of its own: a derivative of "
+                    "this order is not implemented")
+              : str("op '", op->name, "' has no gradient rule; cannot differentiate through it"));
     // Outputs handed to the rule are reconnected to this node, so rules that
     // use them (sigmoid, softmax) stay differentiable under create_graph.
     std::vector<Tensor> connected;
@@ -165,13 +167,10 @@ void register_grad_rule(const std::string& op, GradRule rule) {
     throw InternalError(str("gradient rule for op '", op, "', which is not in the catalog"));
   auto& t = rule_table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  t.rules[op] = std::move(rule);
-}
-
-void register_non_differentiable(const std::string& op) {
-  auto& t = rule_table();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  t.non_differentiable.insert(op);
+  // One definition per op: a rule written by hand and one from a .def
+  // gradient column (or two hand-written ones) would silently shadow each other.
+  if (!t.rules.emplace(op, std::move(rule)).second)
+    throw InternalError(str("op '", op, "' has two gradient rules (rules_*.cpp and/or the .def gradient column)"));
 }
 
 const GradRule* find_grad_rule(const OpSchema& op) {
@@ -182,12 +181,7 @@ const GradRule* find_grad_rule(const OpSchema& op) {
   return it == t.rules.end() ? nullptr : &it->second;
 }
 
-bool is_non_differentiable(const OpSchema& op) {
-  ensure_builtin_rules();
-  auto& t = rule_table();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  return t.non_differentiable.count(op.name) > 0;
-}
+bool is_non_differentiable(const OpSchema& op) { return op.gradient == Gradient::kNone; }
 
 bool any_requires_grad(const std::vector<Tensor>& tensors) {
   for (const auto& t : tensors)
@@ -292,12 +286,14 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
 // Rules live in rules_*.cpp; each file registers its share.
 namespace oar::autograd {
 void register_elementwise_grad_rules();
+void register_functor_grad_rules();
 void register_reduction_grad_rules();
 void register_nn_grad_rules();
 void register_indexing_grad_rules();
 namespace {
 void register_builtin_rules() {
   register_elementwise_grad_rules();
+  register_functor_grad_rules();
   register_reduction_grad_rules();
   register_nn_grad_rules();
   register_indexing_grad_rules();

@@ -6,114 +6,10 @@ namespace oar::autograd {
 
 using namespace rules;
 
-namespace {
-
-// d/dx for unary ops whose derivative is a function of x and/or y.
-// Which saved values a unary rule reads; the others it may use for their
-// dtype or shape only, so an in-place write to them is no error.
-enum class Reads { kInput, kOutput, kNeither };
-
-void unary(const char* name, Reads reads,
-           std::function<Tensor(const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&)> f) {
-  register_grad_rule(name, [f, reads](const GradContext& c) -> std::vector<Tensor> {
-    const Tensor& x = reads == Reads::kInput ? c.inputs[0] : c.inputs.meta(0);
-    const Tensor& y = reads == Reads::kOutput ? c.outputs[0] : c.outputs.meta(0);
-    return {f(c.grad_or_zeros(0), x, y, c.attrs)};
-  });
-}
-
-}  // namespace
-
 void register_elementwise_grad_rules() {
-  // Promotion happened inside dispatch: compute in the output's dtype.
-  auto xf = [](const Tensor& x, const Tensor& y) { return x.dtype() == y.dtype() ? x : x.to(y.dtype()); };
-  unary("exp", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) { return mul(g, y); });
-  unary("log", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) { return div(g, xf(x, y)); });
-  unary("sqrt", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
-    return div(g, mul(scalar_like(y, 2.0), y));
-  });
-  unary("rsqrt", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
-    return mul(g, mul(scalar_like(y, -0.5), mul(y, mul(y, y))));
-  });
-  unary("sin", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    return mul(g, op("cos", {xf(x, y)}));
-  });
-  unary("cos", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    return neg(mul(g, op("sin", {xf(x, y)})));
-  });
-  unary("tanh", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
-    return op("tanh_backward", {g, y});
-  });
-  unary("sigmoid", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
-    return op("sigmoid_backward", {g, y});
-  });
-  unary("silu", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    return op("silu_backward", {g, xf(x, y)});
-  });
-  unary("gelu", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs& a) {
-    return op("gelu_backward", {g, xf(x, y)}, {{"approximate", a.get_string("approximate")}});
-  });
-  unary("leaky_relu", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs& a) {
-    return op("leaky_relu_backward", {g, xf(x, y)}, {{"negative_slope", a.get_float("negative_slope")}});
-  });
-  unary("relu", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
-    return op("relu_backward", {g, x});
-  });
-  unary("square", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
-    return mul(g, mul(scalar_like(g, 2.0), x));
-  });
-  unary("neg", Reads::kNeither, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return neg(g); });
-  unary("abs", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs&) {
-    Tensor zero = scalar_like(x, 0.0);
-    Tensor sign = sub(as_dtype_of(op("gt", {x, zero}), g), as_dtype_of(op("lt", {x, zero}), g));
-    return mul(g, sign);
-  });
-  unary("clamp", Reads::kInput, [](const Tensor& g, const Tensor& x, const Tensor&, const Attrs& a) {
-    Tensor inside = op("logical_and", {op("ge", {x, scalar_like(x, a.get_float("min"))}),
-                                        op("le", {x, scalar_like(x, a.get_float("max"))})});
-    return op("where", {inside, g, zeros_like(g)});
-  });
-  unary("copy", Reads::kNeither, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return g; });
-  // Piecewise constant: zero gradient almost everywhere, as PyTorch.
-  for (const char* name : {"floor", "ceil", "round", "sign"})
-    unary(name, Reads::kNeither, [](const Tensor& g, const Tensor&, const Tensor&, const Attrs&) { return zeros_like(g); });
-  unary("erf", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);  // 2 / sqrt(pi) * e^(-x^2)
-    return mul(g, mul(scalar_like(y, 1.1283791670955126), op("exp", {neg(mul(xx, xx))})));
-  });
-  unary("tan", Reads::kOutput, [](const Tensor& g, const Tensor&, const Tensor& y, const Attrs&) {
-    return mul(g, add(scalar_like(y, 1.0), mul(y, y)));
-  });
-  unary("asin", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);
-    return mul(g, op("rsqrt", {sub(scalar_like(y, 1.0), mul(xx, xx))}));
-  });
-  unary("acos", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);
-    return neg(mul(g, op("rsqrt", {sub(scalar_like(y, 1.0), mul(xx, xx))})));
-  });
-  unary("atan", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);
-    return div(g, add(scalar_like(y, 1.0), mul(xx, xx)));
-  });
-  unary("sinh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    return mul(g, op("cosh", {xf(x, y)}));
-  });
-  unary("cosh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    return mul(g, op("sinh", {xf(x, y)}));
-  });
-  unary("asinh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);
-    return mul(g, op("rsqrt", {add(mul(xx, xx), scalar_like(y, 1.0))}));
-  });
-  unary("acosh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);
-    return mul(g, op("rsqrt", {sub(mul(xx, xx), scalar_like(y, 1.0))}));
-  });
-  unary("atanh", Reads::kInput, [xf](const Tensor& g, const Tensor& x, const Tensor& y, const Attrs&) {
-    Tensor xx = xf(x, y);
-    return div(g, sub(scalar_like(y, 1.0), mul(xx, xx)));
-  });
+  // The unary functor ops (exp, tanh, clamp, ...) take their rules from the
+  // gradient column of unary_ops.def (rules_functor.cpp).
+  register_grad_rule("copy", [](const GradContext& c) -> std::vector<Tensor> { return {c.grad_or_zeros(0)}; });
   // cast: the engine casts the gradient back to the input's dtype
   register_grad_rule("cast", [](const GradContext& c) -> std::vector<Tensor> {
     if (!is_floating(c.inputs.meta(0).dtype())) return {Tensor()};
@@ -197,6 +93,42 @@ void register_elementwise_grad_rules() {
     return {c.needs(0) ? mul(gg, mul(y, sub(one, y))) : Tensor(),
             c.needs(1) ? mul(gg, mul(g, sub(one, mul(scalar_like(y, 2.0), y)))) : Tensor()};
   });
+  register_grad_rule("silu_backward", [](const GradContext& c) -> std::vector<Tensor> {
+    // out = g * s (1 + x (1 - s)), s = sigmoid(x): d/dg = silu'(x), d/dx = g s (1 - s) (2 + x (1 - 2 s))
+    Tensor gg = c.grad_or_zeros(0);
+    const Tensor& x = c.inputs[1];
+    Tensor gx;
+    if (c.needs(1)) {
+      Tensor s = op("sigmoid", {x}), one = scalar_like(x, 1.0);
+      Tensor second = mul(mul(s, sub(one, s)), add(scalar_like(x, 2.0), mul(x, sub(one, mul(scalar_like(x, 2.0), s)))));
+      gx = mul(gg, mul(c.inputs[0], second));
+    }
+    return {c.needs(0) ? op("silu_backward", {gg, x}) : Tensor(), gx};
+  });
+  register_grad_rule("gelu_backward", [](const GradContext& c) -> std::vector<Tensor> {
+    Tensor gg = c.grad_or_zeros(0);
+    const Tensor& x = c.inputs[1];
+    const std::string& approximate = c.attrs.get_string("approximate");
+    Tensor gx;
+    if (c.needs(1)) {
+      Tensor one = scalar_like(x, 1.0), x2 = mul(x, x), second;
+      if (approximate == "tanh") {
+        // u = k (x + 0.044715 x^3), t = tanh(u): gelu'' = (1 - t^2) (u' - x t u'^2 + x u'' / 2)
+        const double k = 0.7978845608028654;
+        Tensor u = mul(scalar_like(x, k), add(x, mul(scalar_like(x, 0.044715), mul(x2, x))));
+        Tensor t = op("tanh", {u});
+        Tensor du = mul(scalar_like(x, k), add(one, mul(scalar_like(x, 3 * 0.044715), x2)));
+        Tensor half_x_ddu = mul(scalar_like(x, 3 * 0.044715 * k), x2);  // x u'' / 2 = 3 k 0.044715 x^2
+        second = mul(sub(one, mul(t, t)), add(sub(du, mul(mul(x, t), mul(du, du))), half_x_ddu));
+      } else {
+        // gelu'' = phi(x) (2 - x^2), phi the standard normal density
+        Tensor phi = mul(scalar_like(x, 0.3989422804014327), op("exp", {mul(scalar_like(x, -0.5), x2)}));
+        second = mul(phi, sub(scalar_like(x, 2.0), x2));
+      }
+      gx = mul(gg, mul(c.inputs[0], second));
+    }
+    return {c.needs(0) ? op("gelu_backward", {gg, x}, {{"approximate", approximate}}) : Tensor(), gx};
+  });
   register_grad_rule("tanh_backward", [](const GradContext& c) -> std::vector<Tensor> {
     // out = g (1 - y^2): d/dg = 1 - y^2, d/dy = -2 g y
     Tensor gg = c.grad_or_zeros(0);
@@ -204,9 +136,6 @@ void register_elementwise_grad_rules() {
     return {c.needs(0) ? mul(gg, sub(scalar_like(y, 1.0), mul(y, y))) : Tensor(),
             c.needs(1) ? mul(gg, mul(scalar_like(y, -2.0), mul(g, y))) : Tensor()};
   });
-  for (const char* name : {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-                           "logical_not"})
-    register_non_differentiable(name);
 }
 
 }  // namespace oar::autograd

@@ -118,7 +118,6 @@ void register_indexing_grad_rules() {
   register_gather_scatter();
   register_join_split();
   register_pad();
-  for (const char* name : {"fill", "arange", "uniform", "normal", "bernoulli"}) register_non_differentiable(name);
 }
 
 }  // namespace oar::autograd

@@ -114,8 +114,6 @@ void register_reduction_grad_rules() {
   register_grad_rule("var", var_rule);
   register_grad_rule("max", extremum_rule);
   register_grad_rule("min", extremum_rule);
-  register_non_differentiable("argmax");
-  register_non_differentiable("argmin");
 }
 
 }  // namespace oar::autograd

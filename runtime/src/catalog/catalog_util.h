@@ -87,6 +87,19 @@ inline OpSchema make_schema(const std::string& name, std::vector<InputSpec> inpu
   return s;
 }
 
+// A kernel that a gradient rule calls (conv2d_backward_data, ...): not a
+// public op of the frontends. `gradient` says whether it has a rule itself.
+inline OpSchema backward_kernel(OpSchema s, Gradient gradient = Gradient::kRule) {
+  s.role = OpRole::kBackwardKernel;
+  s.gradient = gradient;
+  return s;
+}
+// An op whose outputs carry no gradient (comparisons, indices, random draws).
+inline OpSchema no_gradient(OpSchema s) {
+  s.gradient = Gradient::kNone;
+  return s;
+}
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace oar::catalog

@@ -18,6 +18,7 @@ OpSchema creation(const std::string& name, std::string doc, std::vector<AttrSpec
   s.attrs = std::move(attrs);
   s.infer = std::move(infer);
   s.creation = true;
+  s.gradient = Gradient::kNone;  // no tensor input to differentiate (bernoulli's p included)
   s.doc = std::move(doc);
   return s;
 }
@@ -108,6 +109,7 @@ void register_creation_ops(OpRegistry& r) {
                             return std::vector<TensorMeta>{{c.shape(0), c.dtype(0)}, {c.shape(0), c.dtype(0)}};
                           });
     s.creation = false;
+    s.gradient = Gradient::kRule;  // y = x * mask / (1 - p)
     s.inputs = {InputSpec{"x"}};
     s.outputs = {"y", "mask"};
     s.needs_generator = true;

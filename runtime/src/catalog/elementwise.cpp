@@ -86,7 +86,7 @@ void register_elementwise_ops(OpRegistry& r) {
                                        c.attrs.get_float("max")));
                 return numeric_not_bool(c);
               }));
-  r.add(unary("logical_not", DTypePolicy::kNone, "x == 0", {}, bool_out));
+  r.add(no_gradient(unary("logical_not", DTypePolicy::kNone, "x == 0", {}, bool_out)));
   r.add(unary("cast", DTypePolicy::kNone, "convert to dtype (float to int truncates toward zero)",
               {attr("dtype", AttrType::kDType)}, [](const InferContext& c) {
                 return std::vector<TensorMeta>{{c.shape(0), c.attrs.get_dtype("dtype")}};
@@ -103,30 +103,30 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add(binary("minimum", P, "elementwise min (NaN propagates)"));
   // comparisons and logic
   for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"})
-    r.add(binary(n, P, std::string("comparison ") + n + ", bool result", bool_out));
+    r.add(no_gradient(binary(n, P, std::string("comparison ") + n + ", bool result", bool_out)));
   for (const char* n : {"logical_and", "logical_or", "logical_xor"})
-    r.add(binary(n, DTypePolicy::kNone, std::string(n) + " of (a != 0, b != 0), bool result",
-                 [](const InferContext& c) {
-                   if (c.dtype(0) != c.dtype(1))
-                     throw DTypeError(str("op '", c.schema.name, "' needs inputs of one dtype, got ",
-                                          dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1))));
-                   return bool_out(c);
-                 }));
+    r.add(no_gradient(binary(n, DTypePolicy::kNone, std::string(n) + " of (a != 0, b != 0), bool result",
+                             [](const InferContext& c) {
+                               if (c.dtype(0) != c.dtype(1))
+                                 throw DTypeError(str("op '", c.schema.name, "' needs inputs of one dtype, got ",
+                                                      dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1))));
+                               return bool_out(c);
+                             })));
   // gradient helpers of activations: (grad, saved) -> grad_x
-  r.add(binary("sigmoid_backward", F, "grad * y * (1 - y), y = sigmoid(x)", same_dtype, {"grad", "y"}));
-  r.add(binary("tanh_backward", F, "grad * (1 - y^2), y = tanh(x)", same_dtype, {"grad", "y"}));
-  r.add(binary("silu_backward", F, "grad * d silu(x)/dx", same_dtype, {"grad", "x"}));
+  r.add(backward_kernel(binary("sigmoid_backward", F, "grad * y * (1 - y), y = sigmoid(x)", same_dtype, {"grad", "y"})));
+  r.add(backward_kernel(binary("tanh_backward", F, "grad * (1 - y^2), y = tanh(x)", same_dtype, {"grad", "y"})));
+  r.add(backward_kernel(binary("silu_backward", F, "grad * d silu(x)/dx", same_dtype, {"grad", "x"})));
   {
     OpSchema s = binary("gelu_backward", F, "grad * d gelu(x)/dx", same_dtype, {"grad", "x"});
     s.attrs = {attr("approximate", AttrType::kString, std::string("none"))};
-    r.add(std::move(s));
+    r.add(backward_kernel(std::move(s)));
   }
-  r.add(binary("relu_backward", P, "grad where x > 0 else 0", same_dtype, {"grad", "x"}));
+  r.add(backward_kernel(binary("relu_backward", P, "grad where x > 0 else 0", same_dtype, {"grad", "x"})));
   {
     OpSchema s = binary("leaky_relu_backward", F, "grad where x > 0 else negative_slope * grad",
                         same_dtype, {"grad", "x"});
     s.attrs = {attr("negative_slope", AttrType::kFloat, 0.01)};
-    r.add(std::move(s));
+    r.add(backward_kernel(std::move(s)));
   }
 
   // ternary
@@ -154,7 +154,7 @@ void register_elementwise_ops(OpRegistry& r) {
     if (*Op::p1_attr) attrs.push_back(attr(Op::p1_attr, AttrType::kFloat, 0.0));
     std::string doc = str("`", Op::source, "` (declared only in kernel_primitives/)");
     DTypePolicy policy = Op::kind == kp::FLOATING ? F : P;
-    if (Op::kind == kp::COMPARE) r.add(binary(Op::op_name, P, doc, bool_out));
+    if (Op::kind == kp::COMPARE) r.add(no_gradient(binary(Op::op_name, P, doc, bool_out)));
     else if (Op::arity == 1) r.add(unary(Op::op_name, policy, doc, attrs, Op::kind == kp::NUMERIC ? numeric_not_bool : same_dtype));
     else {
       OpSchema s = binary(Op::op_name, policy, doc);

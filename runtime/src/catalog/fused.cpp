@@ -74,6 +74,8 @@ void register_fused_ops(OpRegistry& r) {
       DTypePolicy::kNone);
   s.broadcast = true;
   s.strided_inputs = true;
+  s.role = OpRole::kFusion;
+  s.gradient = Gradient::kDecomposition;
   s.decompose = [](const std::vector<Tensor>& inputs, const Attrs& attrs) {
     std::vector<Tensor> regs = inputs;
     for (const auto& ins : checked_program(attrs.get_string("program"), inputs.size())) {

@@ -165,15 +165,15 @@ void register_loss_ops(OpRegistry& r) {
              loss_forward,
              "negative log likelihood -log_probs[n, target[n], ...]; log_probs [N, C, d...] or [C], target "
              "[N, d...] or [] (i64/i32); mean divides by the number of targets != ignore_index"));
-  r.add(make("nll_loss_backward", {InputSpec{"grad_y"}, InputSpec{"log_probs"}, unpromoted("target")},
-             {"grad_log_probs"}, loss_attrs(false), loss_backward, "gradient of nll_loss", P));
+  r.add(backward_kernel(make("nll_loss_backward", {InputSpec{"grad_y"}, InputSpec{"log_probs"}, unpromoted("target")},
+                             {"grad_log_probs"}, loss_attrs(false), loss_backward, "gradient of nll_loss", P)));
   r.add(make("cross_entropy", {InputSpec{"logits"}, unpromoted("target")}, {"y"}, loss_attrs(true),
              loss_forward,
              "fused log_softmax over dim 1 + nll_loss, with PyTorch's label_smoothing: "
              "(1 - e) * nll + e / C * sum_c -log_softmax"));
-  r.add(make("cross_entropy_backward", {InputSpec{"grad_y"}, InputSpec{"logits"}, unpromoted("target")},
-             {"grad_logits"}, loss_attrs(true), loss_backward,
-             "gradient of cross_entropy: grad * (softmax - (1 - e) * onehot - e / C)", P));
+  r.add(backward_kernel(make("cross_entropy_backward", {InputSpec{"grad_y"}, InputSpec{"logits"}, unpromoted("target")},
+                             {"grad_logits"}, loss_attrs(true), loss_backward,
+                             "gradient of cross_entropy: grad * (softmax - (1 - e) * onehot - e / C)", P)));
 }
 
 // ---- concat / stack / split ----
@@ -336,7 +336,7 @@ void register_indexing_ops(OpRegistry& r) {
       "rows of weight [V, D] at indices: y = indices.shape + [D]; padding_idx (-1: none) only "
       "affects the gradient"));
 
-  r.add(make(
+  r.add(backward_kernel(make(
       "embedding_backward", {InputSpec{"grad"}, InputSpec{"indices"}}, {"grad_weight"},
       {attr("num_weights", AttrType::kInt), attr("padding_idx", AttrType::kInt, int64_t(-1))},
       [](const InferContext& c) {
@@ -351,7 +351,7 @@ void register_indexing_ops(OpRegistry& r) {
                                " must be indices shape ", shape_str(c.shape(1)), " + [D]"));
         return Metas{{{v, c.shape(0).back()}, c.dtype(0)}};
       },
-      "sum of grad rows per index into [num_weights, D]; the padding_idx row stays zero"));
+      "sum of grad rows per index into [num_weights, D]; the padding_idx row stays zero")));
 
   r.add(make("concat", {variadic("xs")}, {"y"}, {dim_a()}, concat_infer,
              "join tensors along an existing dim (1-D empty tensors are skipped)", P));
@@ -373,7 +373,7 @@ void register_indexing_ops(OpRegistry& r) {
       },
       "F.pad: pads (left, right, top, bottom, ...) from the last dim; negative pads crop; mode "
       "constant (value), reflect (pad < size) or replicate"));
-  r.add(make(
+  r.add(backward_kernel(make(
       "pad_backward", {InputSpec{"grad_y"}}, {"grad_x"},
       {attr("pads", AttrType::kInts), attr("mode", AttrType::kString, std::string("constant")),
        attr("input_shape", AttrType::kInts)},
@@ -388,7 +388,7 @@ void register_indexing_ops(OpRegistry& r) {
                                shape_str(in)));
         return Metas{{in, c.dtype(0)}};
       },
-      "gradient of pad: sums grad_y over every output position each input element was copied to"));
+      "gradient of pad: sums grad_y over every output position each input element was copied to")));
 
   register_loss_ops(r);
 }

@@ -309,6 +309,8 @@ OpSchema with_activation(const OpSchema& base, const std::string& name) {
     Tensor y = call1(base_name, in, base_attrs);
     return std::vector<Tensor>{call1(attrs.get_string("activation"), {y})};
   };
+  s.role = OpRole::kFusion;
+  s.gradient = Gradient::kDecomposition;
   s.doc = "activation(" + base.name + "(...)) in one kernel, activation one of relu, sigmoid, tanh (made by graph "
           "fusion); " + base.doc;
   return s;
@@ -341,26 +343,26 @@ void register_nn_ops(OpRegistry& r) {
   {
     auto attrs = conv_attr_specs();
     attrs.insert(attrs.begin(), attr("input_shape", AttrType::kInts));
-    r.add(make_op("conv2d_backward_data", {InputSpec{"grad_y"}, InputSpec{"weight"}}, {"grad_x"}, attrs,
+    r.add(backward_kernel(make_op("conv2d_backward_data", {InputSpec{"grad_y"}, InputSpec{"weight"}}, {"grad_x"}, attrs,
                   [](const InferContext& c) {
                     require_floating(c, 0);
                     Shape x = shape_attr(c, "input_shape");
                     require_grad_shape(c, conv_output(c, x, c.shape(1), conv_attrs(c)));
                     return std::vector<TensorMeta>{{x, c.dtype(0)}};
                   },
-                  "gradient of conv2d with respect to its input"));
+                  "gradient of conv2d with respect to its input")));
   }
   {
     auto attrs = conv_attr_specs();
     attrs.insert(attrs.begin(), attr("weight_shape", AttrType::kInts));
-    r.add(make_op("conv2d_backward_weight", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_w"}, attrs,
+    r.add(backward_kernel(make_op("conv2d_backward_weight", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_w"}, attrs,
                   [](const InferContext& c) {
                     require_floating(c, 0);
                     Shape w = shape_attr(c, "weight_shape");
                     require_grad_shape(c, conv_output(c, c.shape(1), w, conv_attrs(c)));
                     return std::vector<TensorMeta>{{w, c.dtype(0)}};
                   },
-                  "gradient of conv2d with respect to its weight"));
+                  "gradient of conv2d with respect to its weight")));
   }
 
   for (bool avg : {false, true}) {
@@ -371,13 +373,13 @@ void register_nn_ops(OpRegistry& r) {
                     return std::vector<TensorMeta>{{pool_output(c, c.shape(0)), c.dtype(0)}};
                   },
                   avg ? "2-D average pooling over x [N, C, H, W]" : "2-D max pooling over x [N, C, H, W]"));
-    r.add(make_op(name + "_backward", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_x"}, pool_attr_specs(avg),
+    r.add(backward_kernel(make_op(name + "_backward", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_x"}, pool_attr_specs(avg),
                   [](const InferContext& c) {
                     require_floating(c, 0);
                     require_grad_shape(c, pool_output(c, c.shape(1)));
                     return std::vector<TensorMeta>{{c.shape(1), c.dtype(0)}};
                   },
-                  "gradient of " + name + " with respect to x"));
+                  "gradient of " + name + " with respect to x")));
   }
 
   r.add(make_op("batch_norm",
@@ -389,30 +391,32 @@ void register_nn_ops(OpRegistry& r) {
                 "variance) and returns them, inference uses and returns the running ones; running stats are "
                 "not updated",
                 none, full));
-  r.add(make_op("batch_norm_backward",
+  r.add(backward_kernel(make_op("batch_norm_backward",
                 {InputSpec{"grad_y"}, InputSpec{"x"}, optional_input("weight"), InputSpec{"save_mean"},
                  InputSpec{"save_var"}},
                 {"grad_x", "grad_weight", "grad_bias"}, {attr("eps", AttrType::kFloat, 1e-5)},
-                batch_norm_backward_infer, "training-mode gradient of batch_norm", none));
+                batch_norm_backward_infer, "training-mode gradient of batch_norm", none),
+                        Gradient::kFirstOrderOnly));
   r.add(make_op("layer_norm", {InputSpec{"x"}, optional_input("weight"), optional_input("bias")},
                 {"y", "mean", "var"},
                 {attr("normalized_ndim", AttrType::kInt, int64_t(1)), attr("eps", AttrType::kFloat, 1e-5)},
                 layer_norm_infer,
                 "layer normalization over the last normalized_ndim dims; mean/var (biased) have the leading shape",
                 none, full));
-  r.add(make_op("layer_norm_backward",
+  r.add(backward_kernel(make_op("layer_norm_backward",
                 {InputSpec{"grad_y"}, InputSpec{"x"}, optional_input("weight"), InputSpec{"mean"}, InputSpec{"var"}},
                 {"grad_x", "grad_weight", "grad_bias"},
                 {attr("normalized_ndim", AttrType::kInt, int64_t(1)), attr("eps", AttrType::kFloat, 1e-5)},
-                layer_norm_backward_infer, "gradient of layer_norm", none));
+                layer_norm_backward_infer, "gradient of layer_norm", none),
+                        Gradient::kFirstOrderOnly));
 
   for (const char* name : {"softmax", "log_softmax"}) {
     std::string n = name;
     r.add(make_op(n, {InputSpec{"x"}}, {"y"}, {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
                   n == "softmax" ? "exp(x) / sum(exp(x)) along dim" : "x - log(sum(exp(x))) along dim", none, full));
-    r.add(make_op(n + "_backward", {InputSpec{"grad_y"}, InputSpec{"y"}}, {"grad_x"},
-                  {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
-                  "gradient of " + n + " given its output y"));
+    r.add(backward_kernel(make_op(n + "_backward", {InputSpec{"grad_y"}, InputSpec{"y"}}, {"grad_x"},
+                                  {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
+                                  "gradient of " + n + " given its output y")));
   }
 }
 

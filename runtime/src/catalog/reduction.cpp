@@ -88,7 +88,7 @@ void register_reduction_ops(OpRegistry& r) {
       return std::vector<TensorMeta>{{reduced_shape(c), c.dtype(0)}};
     }));
   for (const char* n : {"argmax", "argmin"})
-    r.add(reduction(n, std::string("index of the ") + (n[3] == 'm' && n[4] == 'a' ? "max" : "min") +
+    r.add(no_gradient(reduction(n, std::string("index of the ") + (n[3] == 'm' && n[4] == 'a' ? "max" : "min") +
                            " along one dim, or of the flattened tensor when dims is empty; i64",
                     [](const InferContext& c) {
                       if (c.attrs.get_ints("dims").size() > 1)
@@ -97,7 +97,7 @@ void register_reduction_ops(OpRegistry& r) {
                         throw DTypeError(str("op '", c.schema.name, "' does not accept bool"));
                       require_nonempty_reduction(c);
                       return std::vector<TensorMeta>{{reduced_shape(c), DType::i64}};
-                    }));
+                    })));
 }
 
 }  // namespace oar

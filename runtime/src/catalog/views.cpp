@@ -32,6 +32,7 @@ OpSchema view_op(const std::string& name, std::vector<AttrSpec> attrs, ViewFn fn
       },
       std::move(doc), DTypePolicy::kNone);
   s.view = true;
+  s.gradient = Gradient::kTensorMethod;
   s.strided_inputs = true;
   s.decompose = [fn](const std::vector<Tensor>& in, const Attrs& attrs) { return std::vector<Tensor>{fn(in[0], attrs)}; };
   return s;
@@ -57,6 +58,7 @@ void register_view_ops(OpRegistry& r) {
       "x copied to another device (\"cpu\", \"cuda:1\"); x itself when it is there already",
       DTypePolicy::kNone);
   to_device.view = true;  // no kernel: runs as Tensor::to, which records its own gradient
+  to_device.gradient = Gradient::kTensorMethod;
   to_device.strided_inputs = true;
   to_device.decompose = [](const std::vector<Tensor>& in, const Attrs& attrs) {
     return std::vector<Tensor>{in[0].to(Device::parse(attrs.get_string("device")))};

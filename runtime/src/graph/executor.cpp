@@ -254,10 +254,8 @@ std::vector<Tensor> Executor::run_eager(std::vector<Tensor>& slots) {
     std::vector<Tensor> in;
     for (Value* v : node->inputs) in.push_back(v != nullptr ? slots[size_t(v->id)] : Tensor());
     // A fused node (fused_elementwise, conv2d_act) has no gradient rule of its own:
-    // its parts, run one by one, record theirs.
-    bool unfuse = node->op->decompose && !node->op->view && autograd::find_grad_rule(*node->op) == nullptr &&
-                  autograd::is_grad_enabled();
-    std::vector<Tensor> out = unfuse ? node->op->decompose(in, node->attrs) : call(*node->op, in, node->attrs);
+    // call() runs it as its parts when a gradient is wanted, and they record theirs.
+    std::vector<Tensor> out = call(*node->op, in, node->attrs);
     for (size_t i = 0; i < node->outputs.size(); ++i) slots[size_t(node->outputs[i]->id)] = std::move(out[i]);
   }
   std::vector<Tensor> results;

@@ -1,5 +1,6 @@
 // The whole oar C++ API in one include (torch/torch.h's counterpart): the
 // core (tensors, devices, dispatch, runtime), autograd, tensor operators,
+// oar::<op> for every public catalog op (oar/ops.h, generated),
 // oar::nn, oar::optim and state_dict serialization.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include "oar/inference.h"
 #include "oar/jit.h"
 #include "oar/nn.h"
+#include "oar/ops.h"
 #include "oar/optim.h"
 #include "oar/ordered_dict.h"
 #include "oar/serialize.h"

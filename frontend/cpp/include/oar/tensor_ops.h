@@ -6,6 +6,7 @@
 // tensor), f32 when the tensor is integral and the scalar is fractional.
 #pragma once
 
+#include "oar/ops.h"  // oar::matmul, oar::sum, oar::exp, ...: generated from the catalog
 #include "oar/tensor.h"
 
 namespace oar {
@@ -28,18 +29,7 @@ Tensor operator-(double a, const Tensor& b);
 Tensor operator*(double a, const Tensor& b);
 Tensor operator/(double a, const Tensor& b);
 
-// a [..., M, K] @ b [..., K, N] with broadcast batch dims.
-Tensor matmul(const Tensor& a, const Tensor& b);
-
-// Reductions and elementwise helpers used throughout the frontend, named as in torch::.
-Tensor sum(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
-Tensor mean(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
-Tensor square(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor maximum(const Tensor& a, const Tensor& b);
+// Not catalog ops (creation from a tensor's shape, dtype and device).
 Tensor zeros_like(const Tensor& x);
 Tensor ones_like(const Tensor& x);
 

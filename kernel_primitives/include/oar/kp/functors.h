@@ -4,7 +4,8 @@
 // Functors take the op's float parameters (p0, p1) at construction; `p0_attr`
 // and `p1_attr` name the op attributes they come from. for_each_functor()
 // visits every entry, which is how a plugin registers them all without
-// listing them.
+// listing them. (The gradient column of unary_ops.def is the core's, read by
+// runtime/src/autograd/rules_functor.cpp; functors ignore it.)
 #pragma once
 
 #include "oar/kp/math.h"
@@ -23,7 +24,7 @@ enum FunctorKind { FLOATING = 0, NUMERIC = 1, VARIANT = 2, COMPARE = 3 };
   static constexpr FunctorKind kind = kind_;                        \
   static constexpr int arity = arity_;
 
-#define OAR_KP_UNARY(name, kind_, p0a, p1a, expr)                   \
+#define OAR_KP_UNARY(name, kind_, p0a, p1a, expr, ...)              \
   struct name##_op {                                                \
     OAR_KP_FUNCTOR_COMMON(name, kind_, p0a, p1a, expr, 1)           \
     static constexpr bool is_compare = false;                       \
