@@ -113,10 +113,6 @@ Runtime& Runtime::get() {
 Runtime::Runtime() { load_all(); }
 
 void Runtime::load_all() {
-  for (const auto& name : Flags::instance().unknown_environment_names())
-    log_message(LogLevel::kWarning,
-                str("unknown environment variable ", name,
-                    " ignored: it names no oar flag (oar-info lists them)"));
   searched_dirs_ = plugin_search_dirs();
   for (const auto& dir : searched_dirs_) {
     for (const auto& path : list_plugin_files(dir)) {
@@ -132,6 +128,8 @@ void Runtime::load_all() {
                                       "' is already provided by an earlier plugin")});
         continue;
       }
+      // Flags first: the plugin may read them from device_count on.
+      declare_plugin_flags(p);
       try {
         int32_t count = 0;
         check(p.api->device_count(&count), p, "device_count");
@@ -163,10 +161,16 @@ void Runtime::load_all() {
         if (p.device_type == "cpu") cpu_type_ = type_id;
         plugins_.push_back(std::move(r.plugin));
       } catch (const Error& e) {
+        Flags::instance().forget(p.declared_flags);
         skipped_.push_back({path, e.what()});
       }
     }
   }
+  // Only now are the plugins' flags known, so a typo of one is caught too.
+  for (const auto& name : Flags::instance().unknown_environment_names())
+    log_message(LogLevel::kWarning,
+                str("unknown environment variable ", name,
+                    " ignored: it names no oar flag (oar-info lists them)"));
 }
 
 int32_t Runtime::find_device_type(const std::string& name) const {

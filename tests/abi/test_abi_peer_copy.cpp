@@ -11,6 +11,7 @@
 
 #include "abi_test_util.h"
 #include "oar/core.h"
+#include "oar/flags.h"
 #include "oar/plugin_loader.h"
 
 using namespace oar;
@@ -64,6 +65,10 @@ TEST(AbiPeerCopy, BothPluginsLoadAndOnlyTheNewOneHasTheEntry) {
   EXPECT_EQ(old->api->struct_size, offsetof(oar_plugin_api, memory_copy_peer));
   // The plugin's static table does hold a pointer there, but past its struct_size.
   EXPECT_EQ(old->memory_copy_peer, nullptr);
+  // Likewise its flags (ABI 1.2): a table without the field declares none.
+  EXPECT_TRUE(old->declared_flags.empty());
+  EXPECT_TRUE(old->rejected_flags.empty());
+  EXPECT_FALSE(Flags::instance().is_defined("OAR_PEERDEV_V10_HIDDEN"));
 
   for (const LoadedPlugin* p : {now, old}) {
     EXPECT_EQ(p->device_count, 2) << p->name;

@@ -15,6 +15,12 @@
 
 namespace oar {
 
+// A flag declaration the registry refused, with why (oar-info shows it).
+struct RejectedFlag {
+  std::string name;  // as declared, or "flag #i" when it has no usable name
+  std::string reason;
+};
+
 struct LoadedPlugin {
   std::string path;
   std::string name;
@@ -27,6 +33,8 @@ struct LoadedPlugin {
   // Entries appended after ABI 1.0, read only when the plugin's struct_size
   // holds them (null otherwise): call these, never api->field directly.
   decltype(oar_plugin_api::memory_copy_peer) memory_copy_peer = nullptr;  // 1.1
+  std::vector<std::string> declared_flags;  // accepted OAR_<NAME>_* flags (1.2)
+  std::vector<RejectedFlag> rejected_flags;
   std::vector<oar_device_properties> properties;
   std::vector<oar_device_capabilities> capabilities;
   std::shared_ptr<void> library;  // keeps the shared library mapped
