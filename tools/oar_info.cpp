@@ -24,6 +24,7 @@
 #include "oar/kernel_registry.h"
 #include "oar/op_registry.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 #include "oar/runtime.h"
 
 namespace {
@@ -190,7 +191,7 @@ void print_text(std::ostream& os, const oar::Runtime& rt) {
        << "    path:        " << p->path << "\n"
        << "    device type: " << p->device_type << "\n"
        << "    ABI:         " << p->abi_major << "." << p->abi_minor << " (table struct_size "
-       << p->api->struct_size << ")";
+       << oar::plugin_table(*p).plugin_struct_size << ")";
     if (p->abi_minor > OAR_ABI_VERSION_MINOR)
       os << "; newer minor than this core, entries past " << OAR_ABI_VERSION_MAJOR << "."
          << OAR_ABI_VERSION_MINOR << " are ignored";
@@ -328,7 +329,7 @@ void print_json(std::ostream& os, const oar::Runtime& rt) {
     j.key("name").str(p->name).key("version").str(p->version).key("path").str(p->path);
     j.key("device_type").str(p->device_type);
     j.key("abi_major").num(uint64_t(p->abi_major)).key("abi_minor").num(uint64_t(p->abi_minor));
-    j.key("struct_size").num(uint64_t(p->api->struct_size));
+    j.key("struct_size").num(uint64_t(oar::plugin_table(*p).plugin_struct_size));
     j.key("flags").strings(p->declared_flags);
     j.key("rejected_flags").begin('[');
     for (const auto& r : p->rejected_flags)

@@ -7,6 +7,7 @@
 #include "oar/flags.h"
 #include "oar/log.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 
 namespace oar {
 
@@ -63,8 +64,9 @@ FlagDefinition to_definition(const oar_flag_definition* d) {
 }  // namespace
 
 void declare_plugin_flags(LoadedPlugin& plugin) {
-  const oar_plugin_api* api = plugin.api;
-  if (!OAR_STRUCT_HAS(api, oar_plugin_api, flags) || api->flag_count == 0) return;
+  // Zero for a table older than 1.2 (the loader's copy ends at its struct_size).
+  const oar_plugin_api* api = &plugin_table(plugin).entries;
+  if (api->flag_count == 0) return;
   auto reject = [&plugin](std::string name, std::string reason) {
     log_message(LogLevel::kWarning, str("plugin '", plugin.name, "': flag ", name, " ignored: ", reason));
     plugin.rejected_flags.push_back({std::move(name), std::move(reason)});

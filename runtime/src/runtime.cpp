@@ -8,6 +8,7 @@
 #include "oar/kernel_registry.h"
 #include "oar/log.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 
 namespace oar {
 
@@ -132,14 +133,14 @@ void Runtime::load_all() {
       declare_plugin_flags(p);
       try {
         int32_t count = 0;
-        check(p.api->device_count(&count), p, "device_count");
+        call_plugin(p, &oar_plugin_api::device_count, "device_count", &count);
         for (int32_t i = 0; i < count; ++i) {
           oar_device_properties props{};
           props.struct_size = sizeof(props);
-          check(p.api->device_get_properties(i, &props), p, "device_get_properties");
+          call_plugin(p, &oar_plugin_api::device_get_properties, "device_get_properties", i, &props);
           oar_device_capabilities caps{};
           caps.struct_size = sizeof(caps);
-          check(p.api->device_get_capabilities(i, &caps), p, "device_get_capabilities");
+          call_plugin(p, &oar_plugin_api::device_get_capabilities, "device_get_capabilities", i, &caps);
           p.properties.push_back(props);
           p.capabilities.push_back(caps);
         }
@@ -148,7 +149,8 @@ void Runtime::load_all() {
         std::vector<std::string> errors;
         oar_kernel_registrar registrar =
             KernelRegistry::instance().make_registrar(type_id, p.device_type.c_str(), &errors);
-        check(p.api->register_kernels(&registrar), p, "register_kernels");
+        call_plugin(p, &oar_plugin_api::register_kernels, "register_kernels",
+                    static_cast<const oar_kernel_registrar*>(&registrar));
         for (const auto& e : errors)
           log_message(LogLevel::kWarning, str("plugin '", p.name, "': ", e));
         p.device_type_id = type_id;
@@ -157,7 +159,7 @@ void Runtime::load_all() {
         // Allocators exist from load on, so allocator() needs no lock on the hot path.
         allocators_.emplace_back();
         for (int32_t i = 0; i < count; ++i)
-          allocators_.back().push_back(std::make_unique<CachingAllocator>(Device{type_id, i}, p.api, p.name));
+          allocators_.back().push_back(std::make_unique<CachingAllocator>(Device{type_id, i}, p));
         if (p.device_type == "cpu") cpu_type_ = type_id;
         plugins_.push_back(std::move(r.plugin));
       } catch (const Error& e) {
@@ -197,6 +199,11 @@ const LoadedPlugin& Runtime::plugin_for(Device device) const {
 
 const oar_device_capabilities& Runtime::capabilities(Device device) const {
   return plugin_for(device).capabilities[device.index];
+}
+
+void Runtime::synchronize(Device device) const {
+  const LoadedPlugin& p = plugin_for(device);
+  call_plugin(p, &oar_plugin_api::device_synchronize, "device_synchronize", device.index);
 }
 
 bool Runtime::host_accessible(Device device) const {

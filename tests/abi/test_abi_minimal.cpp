@@ -11,6 +11,7 @@
 #include "oar/core.h"
 #include "oar/dlpack.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 
 using namespace oar;
 using namespace oar::abi_testing;
@@ -29,7 +30,7 @@ TEST(AbiMinimal, LoadsWithOnlyTheRequiredEntries) {
   for (const auto& s : Runtime::get().skipped()) ADD_FAILURE() << "skipped " << s.path << ": " << s.reason;
   const LoadedPlugin* p = minimal();
   ASSERT_NE(p, nullptr);
-  const oar_plugin_api* api = p->api;
+  const oar_plugin_api* api = &plugin_table(*p).entries;
   EXPECT_EQ(api->stream_create, nullptr);
   EXPECT_EQ(api->stream_synchronize, nullptr);
   EXPECT_EQ(api->stream_wait_event, nullptr);
@@ -81,6 +82,31 @@ TEST(AbiMinimal, UndeclaredDlpackDeviceIsExtDev) {
   Tensor back = from_dlpack(m);  // kDLExtDev:0 maps back to the one device declaring it
   EXPECT_EQ(back.device(), dev);
   EXPECT_EQ(back.to_vector<float>(), (std::vector<float>{4.0f, 5.0f}));
+}
+
+// Every core call goes through call_plugin (oar/plugin_table.h): a failed
+// status becomes the typed error with the plugin's message, and an absent
+// optional entry a NotImplementedError naming it, never a NULL call.
+TEST(AbiMinimal, CallsGoThroughOneTypedWrapper) {
+  const LoadedPlugin& p = *minimal();
+  oar_device_properties props{};
+  props.struct_size = sizeof(props);
+  try {
+    call_plugin(p, &oar_plugin_api::device_get_properties, "device_get_properties", int32_t(5), &props);
+    ADD_FAILURE() << "device 5 does not exist";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "plugin 'minimal': device_get_properties failed (INVALID_ARGUMENT): "
+                           "testdev has one device (index 0), got 5");
+  }
+  EXPECT_FALSE(has_entry(p, &oar_plugin_api::memory_set));
+  try {
+    call_plugin(p, &oar_plugin_api::memory_set, "memory_set", int32_t(0), oar_stream_t(nullptr),
+                static_cast<void*>(nullptr), uint64_t(0), uint8_t(0), uint64_t(0));
+    ADD_FAILURE() << "memory_set is NULL in this plugin";
+  } catch (const NotImplementedError& e) {
+    EXPECT_STREQ(e.what(), "plugin 'minimal' has no memory_set entry");
+  }
+  Runtime::get().synchronize(Device::parse("minimaldev"));  // the one required wait
 }
 
 int main(int argc, char** argv) {
