@@ -121,10 +121,10 @@ int main() {
   bench_gemm(dev, DType::f32, false, handle);
   bench_gemm(dev, DType::bf16, false, handle);
   bench_add(dev);
-  if (std::getenv("OAR_ALLOW_TF32") && std::string(std::getenv("OAR_ALLOW_TF32")) == "1")
+  if (std::getenv("OAR_CUDA_ALLOW_TF32") && std::string(std::getenv("OAR_CUDA_ALLOW_TF32")) == "1")
     bench_gemm(dev, DType::f32, true, handle);
   else
-    std::printf("(set OAR_ALLOW_TF32=1 to add the TF32 GEMM row)\n");
+    std::printf("(set OAR_CUDA_ALLOW_TF32=1 to add the TF32 GEMM row)\n");
   CUBLAS_OK(cublasDestroy(handle));
   return 0;
 }

@@ -18,7 +18,7 @@ using namespace oar;
 
 namespace {
 
-void sync(Device d) { Runtime::check(Runtime::get().api(d).device_synchronize(d.index), Runtime::get().plugin_for(d), "device_synchronize"); }
+void sync(Device d) { Runtime::get().synchronize(d); }
 
 // Median seconds per call of fn (fn returns after enqueueing; we sync per batch).
 double time_op(Device d, const std::function<void()>& fn, int reps = 7) {

@@ -2,7 +2,8 @@
 // the core's plugin ABI version, every loaded plugin with its devices
 // (capabilities and dtypes spelled out), every skipped plugin with the
 // loader's reason, the directories searched, per-device-type kernel coverage
-// (op x dtype, with implementation names) and every OAR_* flag. `--abi` prints
+// (op x dtype, with implementation names) and every OAR_* flag, the core's
+// and each plugin's (with the declarations it refused and why). `--abi` prints
 // the ABI entry table as Markdown (pasted into docs/abi.md), `--json` the
 // whole report as JSON for tests and scripts. It must work on a broken
 // installation, so it never lets an error escape and reports "no plugin is
@@ -17,11 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "oar/dlpack.h"
 #include "oar/error.h"
 #include "oar/flags.h"
 #include "oar/kernel_registry.h"
 #include "oar/op_registry.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 #include "oar/runtime.h"
 
 namespace {
@@ -68,14 +71,15 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return s;
 }
 
-const char* flag_type_name(oar::FlagType t) {
-  switch (t) {
-    case oar::FlagType::kBool: return "bool";
-    case oar::FlagType::kInt: return "int";
-    case oar::FlagType::kString: return "string";
-    case oar::FlagType::kChoice: return "choice";
-  }
-  return "?";
+using oar::flag_type_name;
+
+// One flag as a text line plus its help: "NAME = 'value'  [type, default, source]".
+void print_flag_text(std::ostream& os, const oar::FlagValue& f) {
+  const auto& def = f.definition;
+  os << "  " << def.name << " = '" << f.value << "'  [" << flag_type_name(def.type);
+  if (!def.choices.empty()) os << " {" << join(def.choices, ", ") << "}";
+  os << ", default '" << def.default_value
+     << "', source: " << (f.from_environment ? "env" : "default") << "]\n      " << def.help << "\n";
 }
 
 std::string signature_text(const std::vector<DType>& sig) {
@@ -187,11 +191,15 @@ void print_text(std::ostream& os, const oar::Runtime& rt) {
        << "    path:        " << p->path << "\n"
        << "    device type: " << p->device_type << "\n"
        << "    ABI:         " << p->abi_major << "." << p->abi_minor << " (table struct_size "
-       << p->api->struct_size << ")";
+       << oar::plugin_table(*p).plugin_struct_size << ")";
     if (p->abi_minor > OAR_ABI_VERSION_MINOR)
       os << "; newer minor than this core, entries past " << OAR_ABI_VERSION_MAJOR << "."
          << OAR_ABI_VERSION_MINOR << " are ignored";
-    os << "\n    devices:     " << p->device_count << "\n";
+    os << "\n    flags:       "
+       << (p->declared_flags.empty() ? "none" : join(p->declared_flags, ", ")) << "\n";
+    for (const auto& r : p->rejected_flags)
+      os << "    rejected flag " << r.name << ": " << r.reason << "\n";
+    os << "    devices:     " << p->device_count << "\n";
     for (int32_t i = 0; i < p->device_count; ++i) {
       const oar_device_properties& props = p->properties[i];
       const oar_device_capabilities& caps = p->capabilities[i];
@@ -205,7 +213,10 @@ void print_text(std::ostream& os, const oar::Runtime& rt) {
          << "        memory stats:    " << (stats.empty() ? "none" : join(stats, ", ")) << "\n"
          << "        total memory:    "
          << (props.total_memory ? std::to_string(props.total_memory) + " bytes" : "unknown")
-         << ", compute units: " << props.compute_units << "\n";
+         << ", compute units: " << props.compute_units << "\n"
+         << "        DLPack device:   "
+         << int(oar::dlpack_device_type(oar::Device{p->device_type_id, i}))
+         << (props.dlpack_device_type > 0 ? "" : " (kDLExtDev: the plugin declares none)") << "\n";
     }
   }
 
@@ -215,14 +226,16 @@ void print_text(std::ostream& os, const oar::Runtime& rt) {
 
   for (const auto& p : rt.plugins()) print_coverage_text(os, *p);
 
+  // Core flags first, then each plugin's, under its name.
+  std::vector<oar::FlagValue> all = flags.list();
   os << "\nFlags (source: env = set in the environment, default = built-in default):\n";
-  for (const auto& f : flags.list()) {
-    const auto& def = f.definition;
-    os << "  " << def.name << " = '" << f.value << "'  [" << flag_type_name(def.type);
-    if (!def.choices.empty()) os << " {" << join(def.choices, ", ") << "}";
-    os << ", default '" << def.default_value
-       << "', source: " << (f.from_environment ? "env" : "default") << "]\n      " << def.help
-       << "\n";
+  for (const auto& f : all)
+    if (f.owner.empty()) print_flag_text(os, f);
+  for (const auto& p : rt.plugins()) {
+    if (p->declared_flags.empty()) continue;
+    os << "\nFlags of plugin '" << p->name << "':\n";
+    for (const auto& f : all)
+      if (f.owner == p->name) print_flag_text(os, f);
   }
 }
 
@@ -316,7 +329,12 @@ void print_json(std::ostream& os, const oar::Runtime& rt) {
     j.key("name").str(p->name).key("version").str(p->version).key("path").str(p->path);
     j.key("device_type").str(p->device_type);
     j.key("abi_major").num(uint64_t(p->abi_major)).key("abi_minor").num(uint64_t(p->abi_minor));
-    j.key("struct_size").num(uint64_t(p->api->struct_size));
+    j.key("struct_size").num(uint64_t(oar::plugin_table(*p).plugin_struct_size));
+    j.key("flags").strings(p->declared_flags);
+    j.key("rejected_flags").begin('[');
+    for (const auto& r : p->rejected_flags)
+      j.begin('{').key("name").str(r.name).key("reason").str(r.reason).end('}');
+    j.end(']');
     j.key("device_count").num(int64_t(p->device_count));
     j.key("devices").begin('[');
     for (int32_t i = 0; i < p->device_count; ++i) {
@@ -330,6 +348,7 @@ void print_json(std::ostream& os, const oar::Runtime& rt) {
       j.key("memory_stats").strings(bit_names(caps.memory_stats_fields, kMemoryStatNames));
       j.key("total_memory").num(uint64_t(props.total_memory));
       j.key("compute_units").num(int64_t(props.compute_units));
+      j.key("dlpack_device_type").num(int64_t(oar::dlpack_device_type(oar::Device{p->device_type_id, i})));
       j.end('}');
     }
     j.end(']');
@@ -361,7 +380,7 @@ void print_json(std::ostream& os, const oar::Runtime& rt) {
     const auto& def = f.definition;
     j.begin('{').key("name").str(def.name).key("type").str(flag_type_name(def.type));
     j.key("value").str(f.value).key("default").str(def.default_value);
-    j.key("source").str(f.from_environment ? "env" : "default");
+    j.key("source").str(f.from_environment ? "env" : "default").key("owner").str(f.owner);
     j.key("choices").strings(def.choices).key("help").str(def.help).end('}');
   }
   j.end(']');

@@ -13,9 +13,11 @@
 #include <string>
 #include <thread>
 
+#include <dlpack/dlpack.h>
 #include <dnnl.hpp>
 
 #include "oar/abi/oar_plugin.h"
+#include "oar/plugin_sdk/plugin_entry.h"
 #include "ops/ops.h"
 
 #ifdef _OPENMP
@@ -52,6 +54,7 @@ oar_status_t device_get_properties(int32_t device, oar_device_properties* out) {
                 dnnl_version()->minor, dnnl_version()->patch);
   out->total_memory = 0;
   out->compute_units = static_cast<int32_t>(std::thread::hardware_concurrency());
+  if (OAR_STRUCT_HAS(out, oar_device_properties, dlpack_device_type)) out->dlpack_device_type = kDLCPU;
   return OAR_STATUS_OK;
 }
 
@@ -213,12 +216,17 @@ void shutdown() {}
 
 std::string g_version;
 
-oar_plugin_api make_api() {
-  oar_plugin_api api{};
-  api.struct_size = sizeof(api);
-  api.abi_major = OAR_ABI_VERSION_MAJOR;
-  api.abi_minor = OAR_ABI_VERSION_MINOR;
-  api.plugin_name = "cpu_mkldnn";
+oar_plugin_api g_api;
+
+// Called by the SDK's entry once the host's ABI version is accepted.
+oar_status_t fill_api(const oar_host_api* host, oar_plugin_api* table) {
+  g_host = host;
+#ifdef _OPENMP
+  char buf[32] = {0};
+  if (host->get_flag("OAR_NUM_THREADS", buf, sizeof(buf)) && std::atoi(buf) > 0)
+    omp_set_num_threads(std::atoi(buf));
+#endif
+  oar_plugin_api& api = *table;
   g_version = "1.0.0 (oneDNN " + std::to_string(dnnl_version()->major) + "." +
               std::to_string(dnnl_version()->minor) + "." + std::to_string(dnnl_version()->patch) + ")";
   api.plugin_version = g_version.c_str();
@@ -253,31 +261,11 @@ oar_plugin_api make_api() {
   api.event_elapsed_ms = event_elapsed_ms;
   api.register_kernels = register_kernels;
   api.collectives = nullptr;
-  return api;
+  return OAR_STATUS_OK;
 }
 
 }  // namespace
 
 const oar_host_api* oar_cpu::host() { return g_host; }
 
-extern "C" OAR_PLUGIN_EXPORT oar_status_t oar_plugin_entry(const oar_host_api* host,
-                                                           const oar_plugin_api** out) {
-  if (!host || !out) return OAR_STATUS_INVALID_ARGUMENT;
-  if (host->abi_major != OAR_ABI_VERSION_MAJOR) {
-    std::string msg = "cpu_mkldnn plugin is built for ABI " + std::to_string(OAR_ABI_VERSION_MAJOR) +
-                      "." + std::to_string(OAR_ABI_VERSION_MINOR) + " but the host offers ABI " +
-                      std::to_string(host->abi_major) + "." + std::to_string(host->abi_minor);
-    if (host->struct_size >= offsetof(oar_host_api, set_error) + sizeof(void*) && host->set_error)
-      host->set_error(OAR_STATUS_VERSION_MISMATCH, msg.c_str());
-    return OAR_STATUS_VERSION_MISMATCH;
-  }
-  g_host = host;
-#ifdef _OPENMP
-  char buf[32] = {0};
-  if (host->get_flag("OAR_NUM_THREADS", buf, sizeof(buf)) && std::atoi(buf) > 0)
-    omp_set_num_threads(std::atoi(buf));
-#endif
-  static const oar_plugin_api api = make_api();
-  *out = &api;
-  return OAR_STATUS_OK;
-}
+OAR_PLUGIN_DEFINE_ENTRY("cpu_mkldnn", &g_api, fill_api)

@@ -7,14 +7,18 @@
 // blocks in stream order). A stream is a non-blocking runtime stream; the NULL
 // stream is the device's legacy default stream, which synchronous copies are
 // ordered after. Events are runtime events with timing.
+#include <dlpack/dlpack.h>
+
 #include <cstdio>
 #include <string>
 
 #include "gpu_device.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
+#include "oar/plugin_sdk/plugin_entry.h"
 #include "ops/ops.h"
 #if !defined(__HIPCC__)
 #include "collectives.h"
+#include "vendor_handles.h"
 #endif
 
 namespace {
@@ -77,6 +81,13 @@ oar_status_t device_get_properties(int32_t device, oar_device_properties* out) {
 #endif
     out->total_memory = prop.totalGlobalMem;
     out->compute_units = prop.multiProcessorCount;
+    if (OAR_STRUCT_HAS(out, oar_device_properties, dlpack_device_type)) {
+#if defined(__HIPCC__)
+      out->dlpack_device_type = kDLROCM;
+#else
+      out->dlpack_device_type = kDLCUDA;
+#endif
+    }
   });
 }
 
@@ -383,12 +394,33 @@ oar_status_t register_kernels(const oar_kernel_registrar* registrar) {
 
 std::string g_version;
 
-oar_plugin_api make_api() {
-  oar_plugin_api api{};
-  api.struct_size = sizeof(api);
-  api.abi_major = OAR_ABI_VERSION_MAJOR;
-  api.abi_minor = OAR_ABI_VERSION_MINOR;
-  api.plugin_name = OAR_GPU_BACKEND_NAME;
+#if !defined(__HIPCC__)
+// The flags this plugin reads (vendor_handles.h), declared to the core (ABI 1.2).
+const oar_flag_definition kAllowTf32Definition = {
+    sizeof(oar_flag_definition), kAllowTf32Flag, OAR_FLAG_TYPE_BOOL, "0",
+    "Let f32 matmul (cuBLAS) and convolution (cuDNN) round inputs to TF32 on tensor cores "
+    "(faster, ~1e-3 relative error). Read at each kernel call.",
+    nullptr};
+const oar_flag_definition kCudnnExhaustiveSearchDefinition = {
+    sizeof(oar_flag_definition), kCudnnExhaustiveSearchFlag, OAR_FLAG_TYPE_BOOL, "0",
+    "Pick each cuDNN convolution algorithm by timing every candidate (once per problem) instead "
+    "of by cuDNN's heuristics. Read at each convolution call.",
+    nullptr};
+const oar_flag_definition kCudnnWorkspaceLimitDefinition = {
+    sizeof(oar_flag_definition), kCudnnWorkspaceLimitFlag, OAR_FLAG_TYPE_INT, "1024",
+    "Largest workspace, in MiB, a cuDNN convolution algorithm may use; algorithms needing more "
+    "are skipped. Read at each convolution call.",
+    nullptr};
+const oar_flag_definition* const kFlags[] = {&kAllowTf32Definition, &kCudnnExhaustiveSearchDefinition,
+                                             &kCudnnWorkspaceLimitDefinition};
+#endif
+
+oar_plugin_api g_api;
+
+// Called by the SDK's entry once the host's ABI version is accepted.
+oar_status_t fill_api(const oar_host_api* host, oar_plugin_api* table) {
+  set_host(host);
+  oar_plugin_api& api = *table;
   int runtime = 0, driver = 0;
   (void)OAR_GPU(RuntimeGetVersion)(&runtime);
   (void)OAR_GPU(DriverGetVersion)(&driver);
@@ -428,26 +460,14 @@ oar_plugin_api make_api() {
   api.memory_copy_peer = copy_peer;
 #if !defined(__HIPCC__)
   api.collectives = nccl_collectives();
+  api.flag_count = sizeof(kFlags) / sizeof(kFlags[0]);
+  api.flags = kFlags;
 #endif
-  return api;
+  if (oar_gpu::device_count() == 0 && host->log)
+    host->log(OAR_LOG_INFO, (OAR_GPU_BACKEND_NAME " plugin: no device (" + no_device_reason() + ")").c_str());
+  return OAR_STATUS_OK;
 }
 
 }  // namespace
 
-extern "C" OAR_PLUGIN_EXPORT oar_status_t oar_plugin_entry(const oar_host_api* host, const oar_plugin_api** out) {
-  if (!host || !out) return OAR_STATUS_INVALID_ARGUMENT;
-  if (host->abi_major != OAR_ABI_VERSION_MAJOR) {
-    std::string msg = OAR_GPU_BACKEND_NAME " plugin is built for ABI " + std::to_string(OAR_ABI_VERSION_MAJOR) +
-                      "." + std::to_string(OAR_ABI_VERSION_MINOR) + " but the host offers ABI " +
-                      std::to_string(host->abi_major) + "." + std::to_string(host->abi_minor);
-    if (host->struct_size >= offsetof(oar_host_api, set_error) + sizeof(void*) && host->set_error)
-      host->set_error(OAR_STATUS_VERSION_MISMATCH, msg.c_str());
-    return OAR_STATUS_VERSION_MISMATCH;
-  }
-  set_host(host);
-  static const oar_plugin_api api = make_api();
-  if (oar_gpu::device_count() == 0 && host->log)
-    host->log(OAR_LOG_INFO, (OAR_GPU_BACKEND_NAME " plugin: no device (" + no_device_reason() + ")").c_str());
-  *out = &api;
-  return OAR_STATUS_OK;
-}
+OAR_PLUGIN_DEFINE_ENTRY(OAR_GPU_BACKEND_NAME, &g_api, fill_api)

@@ -39,8 +39,18 @@ inline void check_cudnn(cudnnStatus_t status, const char* what) {
 bool flag_bool(const char* name, bool fallback);
 int64_t flag_int(const char* name, int64_t fallback);
 
-// OAR_ALLOW_TF32: may f32 matmul / convolution round inputs to TF32?
-inline bool allow_tf32() { return flag_bool("OAR_ALLOW_TF32", false); }
+// The plugin's flags, declared to the core in plugin.cu (ABI 1.2): a
+// plugin's flags carry its name, OAR_CUDA_*.
+inline constexpr const char* kAllowTf32Flag = "OAR_CUDA_ALLOW_TF32";
+inline constexpr const char* kCudnnExhaustiveSearchFlag = "OAR_CUDA_CUDNN_EXHAUSTIVE_SEARCH";
+inline constexpr const char* kCudnnWorkspaceLimitFlag = "OAR_CUDA_CUDNN_WORKSPACE_LIMIT_MB";
+
+// May f32 matmul / convolution round inputs to TF32?
+inline bool allow_tf32() { return flag_bool(kAllowTf32Flag, false); }
+// Time every cuDNN convolution algorithm instead of trusting the heuristics?
+inline bool cudnn_exhaustive_search() { return flag_bool(kCudnnExhaustiveSearchFlag, false); }
+// Largest cuDNN workspace in MiB.
+inline int64_t cudnn_workspace_limit_mb() { return flag_int(kCudnnWorkspaceLimitFlag, 1024); }
 
 // Sends `message` to the core's log at `level` (nothing before the host is set).
 void log_message(oar_log_level_t level, const char* message);

@@ -12,8 +12,11 @@
 #include <string>
 #include <thread>
 
+#include <dlpack/dlpack.h>
+
 #include "cl_device.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
+#include "oar/plugin_sdk/plugin_entry.h"
 #include "ops/ops.h"
 #include "program_cache.h"
 
@@ -58,6 +61,7 @@ oar_status_t device_get_properties(int32_t index, oar_device_properties* out) {
     std::snprintf(out->vendor, sizeof(out->vendor), "%s (%s)", d.vendor.c_str(), d.platform_name.c_str());
     out->total_memory = d.global_memory;
     out->compute_units = d.compute_units;
+    if (OAR_STRUCT_HAS(out, oar_device_properties, dlpack_device_type)) out->dlpack_device_type = kDLOpenCL;
   });
 }
 
@@ -378,11 +382,38 @@ oar_status_t event_elapsed_ms(int32_t index, oar_event_t a, oar_event_t b, float
   });
 }
 
+constexpr const char* kCacheDirFlag = "OAR_OPENCL_CACHE_DIR";
+
+// The flags this plugin reads, declared to the core through the ABI (1.2).
+const oar_flag_definition kCacheDirDefinition = {
+    sizeof(oar_flag_definition), kCacheDirFlag, OAR_FLAG_TYPE_STRING, "",
+    "Directory of the compiled-program cache; empty means $XDG_CACHE_HOME/oar/opencl (or "
+    "~/.cache/oar/opencl), 'off' disables the disk cache. Read when the plugin loads.",
+    nullptr};
+const oar_flag_definition* const kFlags[] = {&kCacheDirDefinition};
+
+std::string flag(const oar_host_api* host, const char* name) {
+  char buf[1024] = {0};
+  if (host == nullptr || !host->get_flag(name, buf, sizeof(buf))) return "";
+  return buf;
+}
+
+// OAR_OPENCL_CACHE_DIR: empty is the XDG cache default, "off" disables.
+std::string resolve_cache_dir(const std::string& setting) {
+  if (setting == "off") return "";
+  if (!setting.empty()) return setting;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/oar/opencl";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/oar/opencl";
+  return "";
+}
+
 oar_status_t register_kernels(const oar_kernel_registrar* registrar) {
   if (!registrar || registrar->struct_size < sizeof(oar_kernel_registrar)) {
     if (g_host) g_host->set_error(OAR_STATUS_INVALID_ARGUMENT, "register_kernels: bad registrar");
     return OAR_STATUS_INVALID_ARGUMENT;
   }
+  // The first call after the core registered our flags, and before any program is built.
+  set_program_cache_dir(resolve_cache_dir(flag(g_host, kCacheDirFlag)));
   if (devices().empty()) return OAR_STATUS_OK;
   return oar_ocl::register_all_kernels(registrar);
 }
@@ -391,12 +422,12 @@ void shutdown() { release_devices(); }
 
 std::string g_version;
 
-oar_plugin_api make_api() {
-  oar_plugin_api api{};
-  api.struct_size = sizeof(api);
-  api.abi_major = OAR_ABI_VERSION_MAJOR;
-  api.abi_minor = OAR_ABI_VERSION_MINOR;
-  api.plugin_name = "opencl";
+oar_plugin_api g_api;
+
+// Called by the SDK's entry once the host's ABI version is accepted.
+oar_status_t fill_api(const oar_host_api* host, oar_plugin_api* table) {
+  g_host = host;
+  oar_plugin_api& api = *table;
   g_version = "1.0.0 (OpenCL 1.2 API";
   if (!devices().empty()) g_version += "; " + devices()[0]->platform_version;
   g_version += ")";
@@ -432,41 +463,13 @@ oar_plugin_api make_api() {
   api.event_elapsed_ms = event_elapsed_ms;
   api.register_kernels = register_kernels;
   api.collectives = nullptr;
-  return api;
-}
-
-std::string flag(const oar_host_api* host, const char* name) {
-  char buf[1024] = {0};
-  if (!host->get_flag(name, buf, sizeof(buf))) return "";
-  return buf;
-}
-
-// OAR_OPENCL_CACHE_DIR: empty is the XDG cache default, "off" disables.
-std::string resolve_cache_dir(const std::string& setting) {
-  if (setting == "off") return "";
-  if (!setting.empty()) return setting;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/oar/opencl";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/oar/opencl";
-  return "";
+  api.flag_count = sizeof(kFlags) / sizeof(kFlags[0]);
+  api.flags = kFlags;
+  return OAR_STATUS_OK;
 }
 
 }  // namespace
 
 const oar_host_api* oar_ocl::host() { return g_host; }
 
-extern "C" OAR_PLUGIN_EXPORT oar_status_t oar_plugin_entry(const oar_host_api* host, const oar_plugin_api** out) {
-  if (!host || !out) return OAR_STATUS_INVALID_ARGUMENT;
-  if (host->abi_major != OAR_ABI_VERSION_MAJOR) {
-    std::string msg = "opencl plugin is built for ABI " + std::to_string(OAR_ABI_VERSION_MAJOR) + "." +
-                      std::to_string(OAR_ABI_VERSION_MINOR) + " but the host offers ABI " +
-                      std::to_string(host->abi_major) + "." + std::to_string(host->abi_minor);
-    if (host->struct_size >= offsetof(oar_host_api, set_error) + sizeof(void*) && host->set_error)
-      host->set_error(OAR_STATUS_VERSION_MISMATCH, msg.c_str());
-    return OAR_STATUS_VERSION_MISMATCH;
-  }
-  g_host = host;
-  set_program_cache_dir(resolve_cache_dir(flag(host, "OAR_OPENCL_CACHE_DIR")));
-  static const oar_plugin_api api = make_api();
-  *out = &api;
-  return OAR_STATUS_OK;
-}
+OAR_PLUGIN_DEFINE_ENTRY("opencl", &g_api, fill_api)

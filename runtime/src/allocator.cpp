@@ -4,15 +4,14 @@
 
 #include "oar/error.h"
 #include "oar/flags.h"
-#include "oar/runtime.h"
+#include "oar/log.h"
+#include "oar/plugin_table.h"
 
 namespace oar {
 
-CachingAllocator::CachingAllocator(Device device, const oar_plugin_api* api,
-                                   const std::string& plugin_name)
+CachingAllocator::CachingAllocator(Device device, const LoadedPlugin& plugin)
     : device_(device),
-      api_(api),
-      plugin_name_(plugin_name),
+      plugin_(plugin),
       caching_(Flags::instance().get_bool("OAR_CACHING_ALLOCATOR")) {}
 
 CachingAllocator::~CachingAllocator() { release_cached(); }
@@ -27,16 +26,25 @@ size_t CachingAllocator::round_size(size_t nbytes) {
 
 void* CachingAllocator::plugin_allocate(size_t size) {
   void* ptr = nullptr;
-  oar_status_t st = api_->memory_allocate(device_.index, size, &ptr);
-  if (st != OAR_STATUS_OK) {
-    std::string msg = Runtime::take_last_error();
-    throw DeviceError(str("out of memory on ", device_.str(), ": failed to allocate ", size,
-                          " bytes (allocated ", stats_.allocated, ", reserved ",
-                          stats_.reserved, "): ", msg));
+  try {
+    call_plugin(plugin_, &oar_plugin_api::memory_allocate, "memory_allocate", device_.index, uint64_t(size), &ptr);
+  } catch (const Error& e) {
+    // Adds what the allocator holds, so a reader sees whether the cache is the cause.
+    throw DeviceError(str("out of memory on ", device_.str(), ": failed to allocate ", size, " bytes (allocated ",
+                          stats_.allocated, ", reserved ", stats_.reserved, "): ", e.what()));
   }
   ++stats_.num_plugin_allocs;
   stats_.reserved += size;
   return ptr;
+}
+
+void CachingAllocator::plugin_free(void* ptr) {
+  // Called from deleters, which must not throw: a failed free is logged.
+  try {
+    call_plugin(plugin_, &oar_plugin_api::memory_free, "memory_free", device_.index, ptr);
+  } catch (const Error& e) {
+    log_message(LogLevel::kWarning, e.what());
+  }
 }
 
 CachingAllocator::Block* CachingAllocator::new_record() {
@@ -99,7 +107,7 @@ void CachingAllocator::give_back(Block* b) {
   stats_.allocated -= b->size;
   size_t bin = b->size / kBinQuantum;
   if (!caching_) {
-    api_->memory_free(device_.index, b->ptr);
+    plugin_free(b->ptr);
     stats_.reserved -= b->size;
     b->next = spare_records_;
     spare_records_ = b;
@@ -119,7 +127,7 @@ void CachingAllocator::give_back(Block* b) {
 
 void CachingAllocator::release_cached_locked() {
   auto release = [&](Block* b) {
-    api_->memory_free(device_.index, b->ptr);
+    plugin_free(b->ptr);
     stats_.reserved -= b->size;
     b->next = spare_records_;
     spare_records_ = b;

@@ -21,26 +21,26 @@ void delete_export(DLManagedTensor* self) {
   delete self;
 }
 
-DLDeviceType dl_device_type(const std::string& type) {
-  if (type == "cpu") return kDLCPU;
-  if (type == "cuda") return kDLCUDA;
-  if (type == "opencl") return kDLOpenCL;
-  if (type == "hip") return kDLROCM;
-  return kDLExtDev;
+}  // namespace
+
+DLDeviceType dlpack_device_type(Device device) {
+  const LoadedPlugin& p = Runtime::get().plugin_for(device);
+  int32_t code = p.properties[device.index].dlpack_device_type;
+  return code > 0 ? DLDeviceType(code) : kDLExtDev;  // 0: not declared
 }
 
-std::string oar_device_type(DLDeviceType t) {
-  switch (t) {
-    case kDLCPU:
-    case kDLCUDAHost:
-    case kDLROCMHost: return "cpu";
-    case kDLCUDA: return "cuda";
-    case kDLOpenCL: return "opencl";
-    case kDLROCM: return "hip";
-    default: throw DeviceError(str("from_dlpack: unsupported DLPack device type ", int(t)));
+Device device_from_dlpack(DLDevice device) {
+  DLDeviceType want = device.device_type;
+  if (want == kDLCUDAHost || want == kDLROCMHost) want = kDLCPU;
+  const Runtime& rt = Runtime::get();
+  for (const auto& p : rt.plugins()) {
+    if (device.device_id < 0 || device.device_id >= p->device_count) continue;
+    if (dlpack_device_type(Device{p->device_type_id, device.device_id}) == want)
+      return Device{p->device_type_id, device.device_id};
   }
+  throw DeviceError(str("from_dlpack: no loaded device holds DLPack device type ", int(device.device_type),
+                        " index ", device.device_id, " (oar-info lists the devices)"));
 }
-}  // namespace
 
 DLDataType to_dlpack_dtype(DType d) {
   switch (d) {
@@ -86,7 +86,7 @@ DLManagedTensor* to_dlpack(const Tensor& tensor) {
   // keep their allocation handle and carry the offset in byte_offset.
   dl.data = host ? tensor.data_ptr() : tensor.storage_data();
   dl.byte_offset = host ? 0 : uint64_t(tensor.offset()) * tensor.itemsize();
-  dl.device = {dl_device_type(dev.type_name()), dev.index};
+  dl.device = {dlpack_device_type(dev), dev.index};
   dl.ndim = int32_t(tensor.dim());
   dl.dtype = to_dlpack_dtype(tensor.dtype());
   dl.shape = ctx->shape.data();
@@ -112,7 +112,7 @@ Tensor from_dlpack(DLManagedTensor* managed) {
   Shape shape(dl.shape, dl.shape + dl.ndim);
   check_shape_nonnegative(shape);
   Shape strides = dl.strides ? Shape(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
-  Device device = Device::parse(oar_device_type(dl.device.device_type) + ":" + std::to_string(dl.device.device_id));
+  Device device = device_from_dlpack(dl.device);
   size_t item = dtype_size(dtype);
   if (dl.byte_offset % item != 0) throw ValueError("from_dlpack: byte_offset is not a multiple of the element size");
   int64_t lo = 0, hi = 0;

@@ -1,6 +1,10 @@
 #include "oar/flags.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -16,6 +20,17 @@ std::string lower(std::string s) {
   return s;
 }
 }  // namespace
+
+const char* flag_type_name(FlagType type) {
+  switch (type) {
+    case FlagType::kBool: return "bool";
+    case FlagType::kInt: return "int";
+    case FlagType::kString: return "string";
+    case FlagType::kChoice: return "choice";
+    case FlagType::kFloat: return "float";
+  }
+  return "?";
+}
 
 std::string normalize_flag_value(const FlagDefinition& def, const std::string& value) {
   switch (def.type) {
@@ -33,6 +48,14 @@ std::string normalize_flag_value(const FlagDefinition& def, const std::string& v
       if (value.empty() || *end != '\0' || errno == ERANGE)
         throw ValueError(str("flag ", def.name, " expects an integer, got '", value, "'"));
       return std::to_string(v);
+    }
+    case FlagType::kFloat: {
+      char* end = nullptr;
+      errno = 0;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+        throw ValueError(str("flag ", def.name, " expects a finite number, got '", value, "'"));
+      return value;
     }
     case FlagType::kChoice: {
       std::string v = lower(value);
@@ -53,20 +76,30 @@ Flags& Flags::instance() {
   return flags;
 }
 
-Flags::Flags() {
-  for (auto& def : builtin_flag_definitions()) {
-    FlagValue fv{def, def.default_value, false};
-    if (const char* env = std::getenv(def.name.c_str())) {
-      try {
-        fv.value = normalize_flag_value(def, env);
-        fv.from_environment = true;
-      } catch (const ValueError& e) {
-        // A bad environment value must not kill the host at start-up; keep the default.
-        std::fprintf(stderr, "oar: warning: ignoring %s: %s\n", def.name.c_str(), e.what());
-      }
+namespace {
+// The flag at its default, or at the environment's value when that is valid.
+FlagValue initial_value(const FlagDefinition& def, const std::string& owner) {
+  FlagValue fv{def, def.default_value, false, owner};
+  if (const char* env = std::getenv(def.name.c_str())) {
+    try {
+      fv.value = normalize_flag_value(def, env);
+      fv.from_environment = true;
+    } catch (const ValueError& e) {
+      // A bad environment value must not kill the host at start-up; keep the default.
+      std::fprintf(stderr, "oar: warning: ignoring %s: %s\n", def.name.c_str(), e.what());
     }
-    flags_.push_back(std::move(fv));
   }
+  return fv;
+}
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+}  // namespace
+
+Flags::Flags() {
+  for (auto& def : builtin_flag_definitions()) flags_.push_back(initial_value(def, ""));
 }
 
 const FlagValue& Flags::find(const std::string& name) const {
@@ -76,9 +109,51 @@ const FlagValue& Flags::find(const std::string& name) const {
 }
 
 bool Flags::is_defined(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& f : flags_)
     if (f.definition.name == name) return true;
   return false;
+}
+
+void Flags::declare(const std::string& owner, const FlagDefinition& def) {
+  // Plugin names may hold characters a variable name cannot ("cpu-x"): map them to '_'.
+  std::string prefix = "OAR_" + upper(owner) + "_";
+  for (char& c : prefix)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  if (def.name.size() <= prefix.size() || def.name.compare(0, prefix.size(), prefix) != 0)
+    throw ValueError(str("name '", def.name, "' must start with ", prefix,
+                         " (a plugin's flags carry its name)"));
+  for (char c : def.name)
+    if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
+      throw ValueError(str("name '", def.name, "' may hold only A-Z, 0-9 and '_'"));
+  if (def.help.empty()) throw ValueError(str(def.name, " has no documentation line"));
+  if (def.type == FlagType::kChoice && def.choices.empty())
+    throw ValueError(str(def.name, " is a choice flag without choices"));
+  for (const auto& c : def.choices)
+    if (c.empty() || c != lower(c))
+      throw ValueError(str(def.name, ": choice '", c, "' must be a non-empty lower-case word"));
+  FlagDefinition checked = def;
+  try {
+    checked.default_value = normalize_flag_value(def, def.default_value);
+  } catch (const ValueError& e) {
+    throw ValueError(str("invalid default: ", e.what()));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& f : flags_)
+    if (f.definition.name == def.name)
+      throw ValueError(str(def.name, " is already defined by ",
+                           f.owner.empty() ? std::string("the core") : "plugin '" + f.owner + "'"));
+  flags_.push_back(initial_value(checked, owner));
+}
+
+void Flags::forget(const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  flags_.erase(std::remove_if(flags_.begin(), flags_.end(),
+                              [&](const FlagValue& f) {
+                                return !f.owner.empty() &&
+                                       std::find(names.begin(), names.end(), f.definition.name) != names.end();
+                              }),
+               flags_.end());
 }
 
 std::string Flags::get(const std::string& name) const {
@@ -100,6 +175,7 @@ std::vector<FlagValue> Flags::list() const {
 }
 
 std::vector<std::string> Flags::unknown_environment_names() const {
+  // Called once plugins have loaded, so their flags count as known.
   std::vector<std::string> unknown;
   for (char** e = environ; e && *e; ++e) {
     if (std::strncmp(*e, "OAR_", 4) != 0) continue;

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cstring>
 #include <filesystem>
 
 #include "oar/error.h"
 #include "oar/flags.h"
+#include "oar/plugin_table.h"
 
 namespace oar {
 
@@ -94,6 +96,17 @@ std::string check_required_entries(const oar_plugin_api* api) {
 
 }  // namespace
 
+PluginTable make_plugin_table(const oar_plugin_api* api) {
+  // A plugin built for an older minor has a shorter table: past its
+  // struct_size lies whatever follows its static table in memory, never read.
+  PluginTable table;
+  std::memcpy(&table.entries, api, std::min(api->struct_size, sizeof(oar_plugin_api)));
+  table.entries.struct_size = sizeof(oar_plugin_api);
+  table.plugin_struct_size = api->struct_size;
+  table.original = api;
+  return table;
+}
+
 PluginLoadResult load_plugin(const std::string& path) {
   PluginLoadResult result;
   auto library = std::make_shared<boost::dll::shared_library>();
@@ -165,10 +178,7 @@ PluginLoadResult load_plugin(const std::string& path) {
   plugin->device_type = api->device_type;
   plugin->abi_major = api->abi_major;
   plugin->abi_minor = api->abi_minor;
-  plugin->api = api;
-  // A plugin built for 1.0 has a table that ends at `collectives`: past its
-  // struct_size lies whatever follows its static table in memory.
-  if (OAR_STRUCT_HAS(api, oar_plugin_api, memory_copy_peer)) plugin->memory_copy_peer = api->memory_copy_peer;
+  plugin->table = std::make_shared<const PluginTable>(make_plugin_table(api));
   plugin->library = library;
   result.plugin = std::move(plugin);
   return result;

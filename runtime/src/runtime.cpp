@@ -8,6 +8,7 @@
 #include "oar/kernel_registry.h"
 #include "oar/log.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 
 namespace oar {
 
@@ -113,10 +114,6 @@ Runtime& Runtime::get() {
 Runtime::Runtime() { load_all(); }
 
 void Runtime::load_all() {
-  for (const auto& name : Flags::instance().unknown_environment_names())
-    log_message(LogLevel::kWarning,
-                str("unknown environment variable ", name,
-                    " ignored: it names no oar flag (oar-info lists them)"));
   searched_dirs_ = plugin_search_dirs();
   for (const auto& dir : searched_dirs_) {
     for (const auto& path : list_plugin_files(dir)) {
@@ -132,16 +129,18 @@ void Runtime::load_all() {
                                       "' is already provided by an earlier plugin")});
         continue;
       }
+      // Flags first: the plugin may read them from device_count on.
+      declare_plugin_flags(p);
       try {
         int32_t count = 0;
-        check(p.api->device_count(&count), p, "device_count");
+        call_plugin(p, &oar_plugin_api::device_count, "device_count", &count);
         for (int32_t i = 0; i < count; ++i) {
           oar_device_properties props{};
           props.struct_size = sizeof(props);
-          check(p.api->device_get_properties(i, &props), p, "device_get_properties");
+          call_plugin(p, &oar_plugin_api::device_get_properties, "device_get_properties", i, &props);
           oar_device_capabilities caps{};
           caps.struct_size = sizeof(caps);
-          check(p.api->device_get_capabilities(i, &caps), p, "device_get_capabilities");
+          call_plugin(p, &oar_plugin_api::device_get_capabilities, "device_get_capabilities", i, &caps);
           p.properties.push_back(props);
           p.capabilities.push_back(caps);
         }
@@ -150,7 +149,8 @@ void Runtime::load_all() {
         std::vector<std::string> errors;
         oar_kernel_registrar registrar =
             KernelRegistry::instance().make_registrar(type_id, p.device_type.c_str(), &errors);
-        check(p.api->register_kernels(&registrar), p, "register_kernels");
+        call_plugin(p, &oar_plugin_api::register_kernels, "register_kernels",
+                    static_cast<const oar_kernel_registrar*>(&registrar));
         for (const auto& e : errors)
           log_message(LogLevel::kWarning, str("plugin '", p.name, "': ", e));
         p.device_type_id = type_id;
@@ -159,14 +159,20 @@ void Runtime::load_all() {
         // Allocators exist from load on, so allocator() needs no lock on the hot path.
         allocators_.emplace_back();
         for (int32_t i = 0; i < count; ++i)
-          allocators_.back().push_back(std::make_unique<CachingAllocator>(Device{type_id, i}, p.api, p.name));
+          allocators_.back().push_back(std::make_unique<CachingAllocator>(Device{type_id, i}, p));
         if (p.device_type == "cpu") cpu_type_ = type_id;
         plugins_.push_back(std::move(r.plugin));
       } catch (const Error& e) {
+        Flags::instance().forget(p.declared_flags);
         skipped_.push_back({path, e.what()});
       }
     }
   }
+  // Only now are the plugins' flags known, so a typo of one is caught too.
+  for (const auto& name : Flags::instance().unknown_environment_names())
+    log_message(LogLevel::kWarning,
+                str("unknown environment variable ", name,
+                    " ignored: it names no oar flag (oar-info lists them)"));
 }
 
 int32_t Runtime::find_device_type(const std::string& name) const {
@@ -193,6 +199,11 @@ const LoadedPlugin& Runtime::plugin_for(Device device) const {
 
 const oar_device_capabilities& Runtime::capabilities(Device device) const {
   return plugin_for(device).capabilities[device.index];
+}
+
+void Runtime::synchronize(Device device) const {
+  const LoadedPlugin& p = plugin_for(device);
+  call_plugin(p, &oar_plugin_api::device_synchronize, "device_synchronize", device.index);
 }
 
 bool Runtime::host_accessible(Device device) const {

@@ -11,6 +11,7 @@
 #include "oar/graph/trace.h"
 #include "oar/kernel_registry.h"
 #include "oar/op_registry.h"
+#include "oar/plugin_table.h"
 #include "oar/runtime.h"
 
 namespace oar {
@@ -74,8 +75,8 @@ Tensor Tensor::from_host(const void* src, int64_t count, const Shape& shape, DTy
   if (nbytes == 0) return t;
   if (src == nullptr) throw ValueError("from_host: null source pointer");
   const LoadedPlugin& p = Runtime::get().plugin_for(device);
-  Runtime::check(p.api->memory_copy_h2d(device.index, t.storage_data(), 0, src, nbytes), p,
-                 "memory_copy_h2d");
+  call_plugin(p, &oar_plugin_api::memory_copy_h2d, "memory_copy_h2d", device.index, t.storage_data(),
+              uint64_t(0), src, uint64_t(nbytes));
   return t;
 }
 
@@ -452,24 +453,23 @@ Tensor Tensor::copy_to_device(Device target) const {
   // Two devices of one plugin that can copy between them directly (ABI 1.1):
   // no round trip through host memory.
   auto peer_capable = [&rt](Device d) { return (rt.capabilities(d).flags & OAR_CAPABILITY_PEER_COPY) != 0; };
-  if (&sp == &dp && sp.memory_copy_peer != nullptr && peer_capable(src.device()) && peer_capable(target)) {
-    Runtime::check(sp.memory_copy_peer(target.index, dst.storage_data(), 0, src.device().index,
-                                       src.storage_data(), src_off, nbytes),
-                   sp, "memory_copy_peer");
+  const uint64_t size = nbytes;
+  if (&sp == &dp && has_entry(sp, &oar_plugin_api::memory_copy_peer) && peer_capable(src.device()) &&
+      peer_capable(target)) {
+    call_plugin(sp, &oar_plugin_api::memory_copy_peer, "memory_copy_peer", target.index, dst.storage_data(),
+                uint64_t(0), src.device().index, static_cast<const void*>(src.storage_data()), src_off, size);
   } else if (rt.host_accessible(src.device())) {
-    Runtime::check(dp.api->memory_copy_h2d(target.index, dst.storage_data(), 0, src.data_ptr(), nbytes),
-                   dp, "memory_copy_h2d");
+    call_plugin(dp, &oar_plugin_api::memory_copy_h2d, "memory_copy_h2d", target.index, dst.storage_data(),
+                uint64_t(0), static_cast<const void*>(src.data_ptr()), size);
   } else if (rt.host_accessible(target)) {
-    Runtime::check(sp.api->memory_copy_d2h(src.device().index, dst.data_ptr(), src.storage_data(),
-                                           src_off, nbytes),
-                   sp, "memory_copy_d2h");
+    call_plugin(sp, &oar_plugin_api::memory_copy_d2h, "memory_copy_d2h", src.device().index, dst.data_ptr(),
+                static_cast<const void*>(src.storage_data()), src_off, size);
   } else {
     std::vector<char> staging(nbytes);
-    Runtime::check(sp.api->memory_copy_d2h(src.device().index, staging.data(), src.storage_data(),
-                                           src_off, nbytes),
-                   sp, "memory_copy_d2h");
-    Runtime::check(dp.api->memory_copy_h2d(target.index, dst.storage_data(), 0, staging.data(), nbytes),
-                   dp, "memory_copy_h2d");
+    call_plugin(sp, &oar_plugin_api::memory_copy_d2h, "memory_copy_d2h", src.device().index,
+                static_cast<void*>(staging.data()), static_cast<const void*>(src.storage_data()), src_off, size);
+    call_plugin(dp, &oar_plugin_api::memory_copy_h2d, "memory_copy_h2d", target.index, dst.storage_data(),
+                uint64_t(0), static_cast<const void*>(staging.data()), size);
   }
   return dst;
 }
@@ -536,9 +536,8 @@ void Tensor::copy_to_host(void* dst, DType as) const {
   size_t nbytes = size_t(t.numel()) * t.itemsize();
   if (nbytes == 0) return;
   const LoadedPlugin& p = Runtime::get().plugin_for(t.device());
-  Runtime::check(p.api->memory_copy_d2h(t.device().index, dst, t.storage_data(),
-                                        uint64_t(t.offset()) * t.itemsize(), nbytes),
-                 p, "memory_copy_d2h");
+  call_plugin(p, &oar_plugin_api::memory_copy_d2h, "memory_copy_d2h", t.device().index, dst,
+              static_cast<const void*>(t.storage_data()), uint64_t(t.offset()) * t.itemsize(), uint64_t(nbytes));
 }
 
 double Tensor::item() const {

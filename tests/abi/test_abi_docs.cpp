@@ -85,3 +85,39 @@ TEST(AbiDocs, FlagsDocumentEveryFlag) {
       EXPECT_NE(section.find("`" + c + "`"), std::string::npos) << def.name << " choice " << c;
   }
 }
+
+// Each loaded plugin's flags are documented in that plugin's section of
+// docs/flags.md ("## Flags of plugin `NAME`", one "### `FLAG`" each), with
+// their type, default and choices; none is documented as a core flag.
+TEST(AbiDocs, FlagsDocumentEveryPluginFlagUnderItsPlugin) {
+  std::string doc = read_file(std::string(OAR_SOURCE_DIR) + "/docs/flags.md");
+  ASSERT_FALSE(doc.empty()) << "docs/flags.md is missing";
+  size_t checked = 0;
+  bool opencl_loaded = false;
+  for (const auto& p : oar::Runtime::get().plugins()) {
+    opencl_loaded |= p->name == "opencl";
+    if (p->declared_flags.empty()) continue;
+    size_t at = doc.find("## Flags of plugin `" + p->name + "`");
+    ASSERT_NE(at, std::string::npos) << "docs/flags.md has no section for plugin " << p->name;
+    std::string plugin_section = doc.substr(at, doc.find("\n## ", at + 1) - at);
+    for (const auto& f : oar::Flags::instance().list()) {
+      if (f.owner != p->name) continue;
+      const auto& def = f.definition;
+      EXPECT_EQ(doc.find("\n## `" + def.name + "`"), std::string::npos)
+          << def.name << " is documented as a core flag";
+      size_t fat = plugin_section.find("### `" + def.name + "`");
+      ASSERT_NE(fat, std::string::npos) << def.name << " is not in plugin " << p->name << "'s section";
+      std::string section = plugin_section.substr(fat, plugin_section.find("\n### ", fat + 1) - fat);
+      EXPECT_NE(section.find(std::string("- Type: ") + oar::flag_type_name(def.type)), std::string::npos)
+          << def.name << ":\n" << section;
+      std::string want_default = def.default_value.empty() ? "Default: empty" : "Default: `" + def.default_value + "`";
+      EXPECT_NE(section.find(want_default), std::string::npos) << def.name << ":\n" << section;
+      for (const auto& c : def.choices)
+        EXPECT_NE(section.find("`" + c + "`"), std::string::npos) << def.name << " choice " << c;
+      ++checked;
+    }
+  }
+  if (opencl_loaded) {
+    EXPECT_GE(checked, 1u) << "the opencl plugin declares OAR_OPENCL_CACHE_DIR";
+  }
+}

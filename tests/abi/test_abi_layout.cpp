@@ -27,7 +27,7 @@
 
 TEST(AbiLayout, Version) {
   EXPECT_EQ(OAR_ABI_VERSION_MAJOR, 1);
-  EXPECT_EQ(OAR_ABI_VERSION_MINOR, 1);
+  EXPECT_EQ(OAR_ABI_VERSION_MINOR, 2);
   EXPECT_STREQ(OAR_PLUGIN_ENTRY_SYMBOL, "oar_plugin_entry");
 }
 
@@ -81,9 +81,14 @@ TEST(AbiLayout, StructHasGuardsAppendedFields) {
   api.struct_size = offsetof(oar_plugin_api, memory_copy_peer);  // a 1.0 table
   EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, collectives));
   EXPECT_FALSE(OAR_STRUCT_HAS(&api, oar_plugin_api, memory_copy_peer));
+  api.struct_size = offsetof(oar_plugin_api, flag_count);  // a 1.1 table
+  EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, memory_copy_peer));
+  EXPECT_FALSE(OAR_STRUCT_HAS(&api, oar_plugin_api, flag_count));
+  EXPECT_FALSE(OAR_STRUCT_HAS(&api, oar_plugin_api, flags));
   api.struct_size = sizeof(api);
   EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, collectives));
   EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, memory_copy_peer));
+  EXPECT_TRUE(OAR_STRUCT_HAS(&api, oar_plugin_api, flags));
   const oar_plugin_api* none = nullptr;
   EXPECT_FALSE(OAR_STRUCT_HAS(none, oar_plugin_api, struct_size));
 }
@@ -175,6 +180,21 @@ TEST(AbiLayout, DeviceProperties) {
   EXPECT_FIELD(oar_device_properties, vendor, 136, 64);
   EXPECT_FIELD(oar_device_properties, total_memory, 200, 8);
   EXPECT_FIELD(oar_device_properties, compute_units, 208, 4);
+  EXPECT_FIELD(oar_device_properties, dlpack_device_type, 212, 4);  // 1.2, in former padding
+}
+
+TEST(AbiLayout, FlagDefinition) {  // 1.2
+  EXPECT_EQ(sizeof(oar_flag_type_t), 4u);
+  const int types[] = {OAR_FLAG_TYPE_BOOL, OAR_FLAG_TYPE_INT, OAR_FLAG_TYPE_FLOAT,
+                       OAR_FLAG_TYPE_STRING, OAR_FLAG_TYPE_CHOICE};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(types[i], i);
+  EXPECT_STRUCT(oar_flag_definition, 48, 8);
+  EXPECT_FIELD(oar_flag_definition, struct_size, 0, 8);
+  EXPECT_FIELD(oar_flag_definition, name, 8, 8);
+  EXPECT_FIELD(oar_flag_definition, type, 16, 4);
+  EXPECT_FIELD(oar_flag_definition, default_value, 24, 8);
+  EXPECT_FIELD(oar_flag_definition, doc, 32, 8);
+  EXPECT_FIELD(oar_flag_definition, choices, 40, 8);
 }
 
 TEST(AbiLayout, MemoryStats) {
@@ -209,7 +229,7 @@ TEST(AbiLayout, CollectivesApi) {
 }
 
 TEST(AbiLayout, PluginApi) {
-  EXPECT_STRUCT(oar_plugin_api, 288, 8);
+  EXPECT_STRUCT(oar_plugin_api, 304, 8);
   EXPECT_FIELD(oar_plugin_api, struct_size, 0, 8);
   EXPECT_FIELD(oar_plugin_api, abi_major, 8, 4);
   EXPECT_FIELD(oar_plugin_api, abi_minor, 12, 4);
@@ -247,4 +267,6 @@ TEST(AbiLayout, PluginApi) {
   EXPECT_FIELD(oar_plugin_api, register_kernels, 264, 8);
   EXPECT_FIELD(oar_plugin_api, collectives, 272, 8);
   EXPECT_FIELD(oar_plugin_api, memory_copy_peer, 280, 8);  // appended in 1.1
+  EXPECT_FIELD(oar_plugin_api, flag_count, 288, 8);        // appended in 1.2
+  EXPECT_FIELD(oar_plugin_api, flags, 296, 8);             // appended in 1.2
 }

@@ -8,6 +8,7 @@
 #include "abi_test_util.h"
 #include "oar/core.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 
 using namespace oar;
 using namespace oar::abi_testing;
@@ -32,7 +33,7 @@ TEST(AbiNewerMinor, LoadsWithLargerTable) {
   EXPECT_EQ(p->abi_major, uint32_t(OAR_ABI_VERSION_MAJOR));
   EXPECT_EQ(p->abi_minor, uint32_t(OAR_ABI_VERSION_MINOR + 1));
   // The plugin's own table: oar_plugin_api plus one appended function pointer.
-  EXPECT_EQ(p->api->struct_size, sizeof(oar_plugin_api) + sizeof(void*));
+  EXPECT_EQ(plugin_table(*p).plugin_struct_size, sizeof(oar_plugin_api) + sizeof(void*));
   EXPECT_EQ(p->device_count, 1);
   ASSERT_EQ(p->capabilities.size(), 1u);
   EXPECT_EQ(p->capabilities[0].dtype_mask, uint64_t(1) << OAR_DTYPE_F32);

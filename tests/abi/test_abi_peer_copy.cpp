@@ -11,7 +11,9 @@
 
 #include "abi_test_util.h"
 #include "oar/core.h"
+#include "oar/flags.h"
 #include "oar/plugin_loader.h"
+#include "oar/plugin_table.h"
 
 using namespace oar;
 using namespace oar::abi_testing;
@@ -55,15 +57,19 @@ TEST(AbiPeerCopy, BothPluginsLoadAndOnlyTheNewOneHasTheEntry) {
   const LoadedPlugin* now = find_plugin("peerdev");
   ASSERT_NE(now, nullptr);
   EXPECT_EQ(now->abi_minor, uint32_t(OAR_ABI_VERSION_MINOR));
-  EXPECT_EQ(now->api->struct_size, sizeof(oar_plugin_api));
-  EXPECT_NE(now->memory_copy_peer, nullptr);
+  EXPECT_EQ(plugin_table(*now).plugin_struct_size, sizeof(oar_plugin_api));
+  EXPECT_TRUE(has_entry(*now, &oar_plugin_api::memory_copy_peer));
 
   const LoadedPlugin* old = find_plugin("peerdev_v10");
   ASSERT_NE(old, nullptr);
   EXPECT_EQ(old->abi_minor, 0u);
-  EXPECT_EQ(old->api->struct_size, offsetof(oar_plugin_api, memory_copy_peer));
+  EXPECT_EQ(plugin_table(*old).plugin_struct_size, offsetof(oar_plugin_api, memory_copy_peer));
   // The plugin's static table does hold a pointer there, but past its struct_size.
-  EXPECT_EQ(old->memory_copy_peer, nullptr);
+  EXPECT_FALSE(has_entry(*old, &oar_plugin_api::memory_copy_peer));
+  // Likewise its flags (ABI 1.2): a table without the field declares none.
+  EXPECT_TRUE(old->declared_flags.empty());
+  EXPECT_TRUE(old->rejected_flags.empty());
+  EXPECT_FALSE(Flags::instance().is_defined("OAR_PEERDEV_V10_HIDDEN"));
 
   for (const LoadedPlugin* p : {now, old}) {
     EXPECT_EQ(p->device_count, 2) << p->name;

@@ -39,7 +39,8 @@ std::map<std::string, std::vector<std::string>> expected_reasons() {
   return {
       {"wrong_major", {"ABI major version mismatch", "ABI " + v(M + 1, 0), "ABI " + v(M, m)}},
       {"wrong_major_host",
-       {"VERSION_MISMATCH", "needs host ABI " + v(M + 1, 0), "offers ABI " + v(M, m)}},
+       {"VERSION_MISMATCH", "wrong_major_host plugin is built for ABI " + v(M + 1, 0),
+        "the host offers ABI " + v(M, m)}},
       {"no_entry", {"oar_plugin_entry"}},
       {"init_fails", {"DEVICE_ERROR", "simulated driver failure: no device found"}},
       {"missing_required", {"required ABI entries are NULL: memory_allocate"}},

@@ -103,3 +103,35 @@ TEST(DLPack, ImportCallsProducerDeleterOnce) {
   EXPECT_THROW(from_dlpack(produce(lanes, {kDLFloat, 32, 4})), DTypeError);
   EXPECT_THROW(from_dlpack(nullptr), ValueError);
 }
+
+// Device codes come from each plugin's device description (ABI 1.2), through
+// one core function that to_dlpack, from_dlpack and Python all use.
+TEST(DLPack, DeviceCodesComeFromThePlugin) {
+  for (const Device& d : devices()) {
+    DLDeviceType want = d.type_name() == "cpu" ? kDLCPU : d.type_name() == "opencl" ? kDLOpenCL : kDLExtDev;
+    if (want == kDLExtDev) continue;  // a device this test does not know
+    EXPECT_EQ(dlpack_device_type(d), want) << d.str();
+    Tensor x = make_tensor({1, 2, 3}, {3}, DType::f32, d);
+    DLManagedTensor* m = to_dlpack(x);
+    EXPECT_EQ(m->dl_tensor.device.device_type, want) << d.str();
+    EXPECT_EQ(m->dl_tensor.device.device_id, d.index);
+    Tensor back = from_dlpack(m);  // the code maps back to the same device
+    EXPECT_EQ(back.device(), d);
+    EXPECT_EQ(host_values(back), (std::vector<double>{1, 2, 3}));
+    EXPECT_EQ(device_from_dlpack(DLDevice{want, d.index}), d);
+  }
+}
+
+TEST(DLPack, HostPinnedCodesMapToTheCpuAndUnknownOnesAreRefused) {
+  Device cpu = device_from_dlpack(DLDevice{kDLCPU, 0});
+  EXPECT_EQ(cpu.type_name(), "cpu");
+  EXPECT_EQ(device_from_dlpack(DLDevice{kDLCUDAHost, 0}), cpu);
+  EXPECT_EQ(device_from_dlpack(DLDevice{kDLROCMHost, 0}), cpu);
+  EXPECT_THROW(device_from_dlpack(DLDevice{kDLVulkan, 0}), DeviceError);
+  EXPECT_THROW(device_from_dlpack(DLDevice{kDLCPU, 7}), DeviceError);  // no cpu:7
+  Producer p;
+  DLManagedTensor* m = produce(p, {kDLInt, 64, 1});
+  m->dl_tensor.device = {kDLMetal, 0};
+  EXPECT_THROW(from_dlpack(m), DeviceError);
+  EXPECT_TRUE(p.deleted);
+}

@@ -1,12 +1,13 @@
 // The device, memory, stream and event entries of every plugin whose memory
-// is not host memory (OpenCL, CUDA, HIP), called through the core exactly as
-// the runtime calls them: buffers with byte offsets, overlapping device
+// is not host memory (OpenCL, CUDA, HIP), called on the plugin's raw table
+// (the internal oar/plugin_table.h, as the core reaches it): buffers with byte offsets, overlapping device
 // copies (memmove semantics), fills, pinned host memory with async copies on
 // a created stream, timed events, and typed errors for bad requests. A device
 // type with no device skips and prints why (e.g. no GPU on this machine).
 #include <cstring>
 #include <numeric>
 
+#include "oar/plugin_table.h"
 #include "oar/runtime.h"
 #include "test_util.h"
 
@@ -38,7 +39,7 @@ class NonHostDevice : public ::testing::TestWithParam<const char*> {
         break;
       }
     if (!found_) GTEST_SKIP() << why_absent(type);
-    api_ = &Runtime::get().api(dev_);
+    api_ = &plugin_table(Runtime::get().plugin_for(dev_)).entries;
   }
   void ok(oar_status_t st, const char* what) { ASSERT_EQ(st, OAR_STATUS_OK) << what << ": " << Runtime::take_last_error(); }
   Device dev_;

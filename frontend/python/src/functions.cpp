@@ -175,8 +175,14 @@ void bind_functions(nb::module_& m) {
     return out;
   }, nb::arg("path"), nb::arg("device").none() = nb::none());
 #endif
-  m.def("set_flag", [](const std::string& n, const std::string& v) { Flags::instance().set(n, v); });
-  m.def("get_flag", [](const std::string& n) { return Flags::instance().get(n); });
+  // A plugin's flags exist once plugins have loaded: a name the core does not
+  // define starts the runtime before it is looked up (and only then).
+  auto flags_knowing = [](const std::string& name) -> Flags& {
+    if (!Flags::instance().is_defined(name)) Runtime::get();
+    return Flags::instance();
+  };
+  m.def("set_flag", [flags_knowing](const std::string& n, const std::string& v) { flags_knowing(n).set(n, v); });
+  m.def("get_flag", [flags_knowing](const std::string& n) { return flags_knowing(n).get(n); });
   m.def("fallback_count", [](const std::string& op, const std::string& dev) { return fallback_count(op, dev); });
   m.def("info", [] {
     Runtime& rt = Runtime::get();
@@ -192,6 +198,10 @@ void bind_functions(nb::module_& m) {
       d["device_count"] = p->device_count;
       d["abi_version"] = std::to_string(p->abi_major) + "." + std::to_string(p->abi_minor);
       d["kernels"] = KernelRegistry::instance().entries_for_device(p->device_type_id).size();
+      d["flags"] = p->declared_flags;
+      nb::list rejected;
+      for (const auto& r : p->rejected_flags) rejected.append(nb::make_tuple(r.name, r.reason));
+      d["rejected_flags"] = rejected;
       plugins.append(d);
     }
     for (const auto& s : rt.skipped()) {
@@ -207,6 +217,8 @@ void bind_functions(nb::module_& m) {
       d["value"] = f.value;
       d["default"] = f.definition.default_value;
       d["help"] = f.definition.help;
+      d["type"] = flag_type_name(f.definition.type);
+      d["owner"] = f.owner;  // "" for a core flag, else the declaring plugin
       flags.append(d);
     }
     info["plugins"] = plugins;

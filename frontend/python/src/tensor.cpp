@@ -231,9 +231,8 @@ void bind_tensor(nb::module_& m) {
       }, nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(),
          nb::arg("copy") = nb::none())
       .def("__dlpack_device__", [](const Tensor& x) {
-        const std::string& type = x.device().type_name();
-        int code = type == "cpu" ? kDLCPU : type == "cuda" ? kDLCUDA : type == "opencl" ? kDLOpenCL : kDLExtDev;
-        return std::make_pair(code, x.device().index);
+        // The plugin's declared code, from the core: no device table here.
+        return std::make_pair(int(dlpack_device_type(x.device())), x.device().index);
       })
       // autograd
       .def_prop_rw("requires_grad", &Tensor::requires_grad, [](Tensor& x, bool r) { x.set_requires_grad(r); })

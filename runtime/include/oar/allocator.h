@@ -18,6 +18,8 @@
 
 namespace oar {
 
+struct LoadedPlugin;  // oar/runtime.h
+
 struct AllocatorStats {
   uint64_t allocated = 0;
   uint64_t reserved = 0;
@@ -28,7 +30,7 @@ struct AllocatorStats {
 
 class CachingAllocator {
  public:
-  CachingAllocator(Device device, const oar_plugin_api* api, const std::string& plugin_name);
+  CachingAllocator(Device device, const LoadedPlugin& plugin);
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -58,12 +60,12 @@ class CachingAllocator {
   static void free_block(void* ctx, void* ptr);
   void give_back(Block* b);
   void* plugin_allocate(size_t size);
+  void plugin_free(void* ptr);
   Block* new_record();
   void release_cached_locked();
 
   Device device_;
-  const oar_plugin_api* api_;
-  std::string plugin_name_;
+  const LoadedPlugin& plugin_;  // owned by the Runtime, which outlives every allocator
   bool caching_;
   mutable std::mutex mutex_;
   Block* bins_[kNumBins] = {};

@@ -1,8 +1,13 @@
-// The typed registry of every OAR_* setting. Flags are defined in one table
-// (runtime/src/flag_definitions.cpp) with a type, default, choices and help
-// text; values come from the environment at first use and can be changed at
-// run time (Flags::set, oar.set_flag in Python). An OAR_* environment variable
-// that names no flag draws a warning, so typos do not pass silently.
+// The typed registry of every OAR_* setting. The core's flags are defined in
+// one table (runtime/src/flag_definitions.cpp); a plugin declares its own
+// (OAR_<PLUGIN>_*) through the ABI when it loads, and they join the registry
+// under the plugin's name after the same validation. Each has a type, default,
+// choices and help text; values come from the environment when the flag is
+// defined and can be changed at run time (Flags::set, oar.set_flag in Python).
+// An OAR_* environment variable that names no flag draws a warning once all
+// plugins have declared theirs, so typos, also of plugin flags, do not pass
+// silently. A plugin's flag exists once plugins have loaded (Runtime::get());
+// Python's oar.get_flag/set_flag load them first for a name the core lacks.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +17,7 @@
 
 namespace oar {
 
-enum class FlagType { kBool, kInt, kString, kChoice };
+enum class FlagType { kBool, kInt, kString, kChoice, kFloat };
 
 struct FlagDefinition {
   std::string name;  // "OAR_DEVICE"
@@ -26,6 +31,7 @@ struct FlagValue {
   FlagDefinition definition;
   std::string value;
   bool from_environment;
+  std::string owner;  // the declaring plugin's name; empty for a core flag
 };
 
 class Flags {
@@ -39,6 +45,14 @@ class Flags {
   void set(const std::string& name, const std::string& value);
   bool is_defined(const std::string& name) const;
   std::vector<FlagValue> list() const;
+  // Adds a plugin's flag after checking it (name OAR_<OWNER IN UPPER CASE>_*,
+  // no clash with a defined flag, a help text, choices for kChoice, a default
+  // valid for its type); throws ValueError saying what is wrong otherwise.
+  // Its value is read from the environment as for a core flag.
+  void declare(const std::string& owner, const FlagDefinition& def);
+  // Removes plugin flags by name (a plugin skipped after declaring them);
+  // core flags stay.
+  void forget(const std::vector<std::string>& names);
   // OAR_* names in the environment that match no flag.
   std::vector<std::string> unknown_environment_names() const;
 
@@ -50,6 +64,7 @@ class Flags {
 };
 
 std::vector<FlagDefinition> builtin_flag_definitions();
+const char* flag_type_name(FlagType type);  // "bool", "int", ...
 // Throws ValueError when `value` is not valid for `def`.
 std::string normalize_flag_value(const FlagDefinition& def, const std::string& value);
 

@@ -21,6 +21,9 @@ struct PluginLoadResult {
 std::vector<std::string> plugin_search_dirs();
 std::vector<std::string> list_plugin_files(const std::string& dir);
 PluginLoadResult load_plugin(const std::string& path);
+// Registers the flags the plugin's table declares (ABI 1.2) under its name; a
+// bad declaration lands in plugin.rejected_flags with its reason, never fatal.
+void declare_plugin_flags(LoadedPlugin& plugin);
 
 // The ABI entry table (oar_plugin_entries.def) as data, for oar-info and docs.
 struct AbiEntryInfo {

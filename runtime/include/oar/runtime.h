@@ -2,6 +2,8 @@
 // provide, per-device capabilities and allocators, and the host callback
 // table handed to plugins. Plugins are found and loaded on first use (see
 // plugin_loader.h); a plugin that fails to load is recorded with its reason.
+// A plugin's raw entry table is not reachable from here: the core calls it
+// through oar/plugin_table.h, the internal, author-facing header.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,14 @@
 
 namespace oar {
 
+// A flag declaration the registry refused, with why (oar-info shows it).
+struct RejectedFlag {
+  std::string name;  // as declared, or "flag #i" when it has no usable name
+  std::string reason;
+};
+
+struct PluginTable;  // oar/plugin_table.h
+
 struct LoadedPlugin {
   std::string path;
   std::string name;
@@ -23,10 +33,9 @@ struct LoadedPlugin {
   int32_t device_type_id = -1;
   uint32_t abi_major = 0, abi_minor = 0;
   int32_t device_count = 0;
-  const oar_plugin_api* api = nullptr;
-  // Entries appended after ABI 1.0, read only when the plugin's struct_size
-  // holds them (null otherwise): call these, never api->field directly.
-  decltype(oar_plugin_api::memory_copy_peer) memory_copy_peer = nullptr;  // 1.1
+  std::shared_ptr<const PluginTable> table;  // the entries: oar/plugin_table.h
+  std::vector<std::string> declared_flags;  // accepted OAR_<NAME>_* flags (1.2)
+  std::vector<RejectedFlag> rejected_flags;
   std::vector<oar_device_properties> properties;
   std::vector<oar_device_capabilities> capabilities;
   std::shared_ptr<void> library;  // keeps the shared library mapped
@@ -49,7 +58,8 @@ class Runtime {
   int32_t find_device_type(const std::string& name) const;
   const std::string& device_type_name(int32_t type) const;
   const LoadedPlugin& plugin_for(Device device) const;  // throws DeviceError
-  const oar_plugin_api& api(Device device) const { return *plugin_for(device).api; }
+  // Waits for all work on the device (the plugin's device_synchronize).
+  void synchronize(Device device) const;
   const oar_device_capabilities& capabilities(Device device) const;
   bool host_accessible(Device device) const;
   CachingAllocator& allocator(Device device);
@@ -59,7 +69,8 @@ class Runtime {
   static const oar_host_api* host_api();
 
   // Throws a typed error when `status` is not OK, using the message the plugin
-  // left with host->set_error (or a generic one if it left none).
+  // left with host->set_error (or a generic one if it left none). Core code
+  // calls plugins through call_plugin (oar/plugin_table.h), which uses this.
   static void check(oar_status_t status, const LoadedPlugin& plugin, const char* call);
   // Fetches and clears this thread's last plugin error message.
   static std::string take_last_error();

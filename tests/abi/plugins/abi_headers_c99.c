@@ -8,6 +8,7 @@
 #include "oar/abi/oar_abi_types.h"
 #include "oar/abi/oar_kernel.h"
 #include "oar/abi/oar_plugin.h"
+#include "oar/plugin_sdk/plugin_entry.h" /* the SDK entry helper is C99 too */
 
 #if defined(__x86_64__) && defined(__LP64__)
 
@@ -90,6 +91,15 @@ OAR_CHECK_FIELD(oar_device_properties, name, 8, 128)
 OAR_CHECK_FIELD(oar_device_properties, vendor, 136, 64)
 OAR_CHECK_FIELD(oar_device_properties, total_memory, 200, 8)
 OAR_CHECK_FIELD(oar_device_properties, compute_units, 208, 4)
+OAR_CHECK_FIELD(oar_device_properties, dlpack_device_type, 212, 4) /* 1.2 */
+
+OAR_CHECK_SIZE(oar_flag_definition, 48) /* 1.2 */
+OAR_CHECK_FIELD(oar_flag_definition, struct_size, 0, 8)
+OAR_CHECK_FIELD(oar_flag_definition, name, 8, 8)
+OAR_CHECK_FIELD(oar_flag_definition, type, 16, 4)
+OAR_CHECK_FIELD(oar_flag_definition, default_value, 24, 8)
+OAR_CHECK_FIELD(oar_flag_definition, doc, 32, 8)
+OAR_CHECK_FIELD(oar_flag_definition, choices, 40, 8)
 
 OAR_CHECK_SIZE(oar_memory_stats, 48)
 OAR_CHECK_FIELD(oar_memory_stats, struct_size, 0, 8)
@@ -116,7 +126,7 @@ OAR_CHECK_FIELD(oar_collectives_api, send, 72, 8)
 OAR_CHECK_FIELD(oar_collectives_api, recv, 80, 8)
 OAR_CHECK_FIELD(oar_collectives_api, barrier, 88, 8)
 
-OAR_CHECK_SIZE(oar_plugin_api, 288)
+OAR_CHECK_SIZE(oar_plugin_api, 304)
 OAR_CHECK_FIELD(oar_plugin_api, struct_size, 0, 8)
 OAR_CHECK_FIELD(oar_plugin_api, abi_major, 8, 4)
 OAR_CHECK_FIELD(oar_plugin_api, abi_minor, 12, 4)
@@ -154,6 +164,8 @@ OAR_CHECK_FIELD(oar_plugin_api, event_elapsed_ms, 256, 8)
 OAR_CHECK_FIELD(oar_plugin_api, register_kernels, 264, 8)
 OAR_CHECK_FIELD(oar_plugin_api, collectives, 272, 8)
 OAR_CHECK_FIELD(oar_plugin_api, memory_copy_peer, 280, 8) /* appended in 1.1 */
+OAR_CHECK_FIELD(oar_plugin_api, flag_count, 288, 8)       /* appended in 1.2 */
+OAR_CHECK_FIELD(oar_plugin_api, flags, 296, 8)            /* appended in 1.2 */
 #endif /* x86_64 LP64 */
 
 /* The entry function type must be nameable from C. */

@@ -7,15 +7,12 @@
 
 static oar_plugin_api g_api;
 
-OAR_PLUGIN_EXPORT oar_status_t oar_plugin_entry(const oar_host_api* host,
-                                                const oar_plugin_api** out_plugin);
-
-oar_status_t oar_plugin_entry(const oar_host_api* host, const oar_plugin_api** out_plugin) {
-  if (host == NULL || out_plugin == NULL) return OAR_STATUS_INVALID_ARGUMENT;
+static oar_status_t fill(const oar_host_api* host, oar_plugin_api* api) {
   testdev_set_host(host);
-  testdev_fill_api(&g_api, "missing_required");
-  g_api.device_type = "missingdev";
-  g_api.memory_allocate = NULL;
-  *out_plugin = &g_api;
+  testdev_fill_entries(api);
+  api->device_type = "missingdev";
+  api->memory_allocate = NULL;
   return OAR_STATUS_OK;
 }
+
+OAR_PLUGIN_DEFINE_ENTRY("missing_required", &g_api, fill)

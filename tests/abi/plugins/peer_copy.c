@@ -15,7 +15,6 @@
  * count through the exported peerdev_peer_copy_calls().
  */
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "testdev_device.h"
@@ -47,30 +46,34 @@ static oar_status_t pd_memory_copy_peer(int32_t dst_device, void* dst, uint64_t 
   return OAR_STATUS_OK;
 }
 
-OAR_PLUGIN_EXPORT oar_status_t oar_plugin_entry(const oar_host_api* host,
-                                                const oar_plugin_api** out_plugin);
+#ifdef PEERDEV_AS_ABI_1_0
+/* Filled in past the 1.0 struct_size, like memory_copy_peer: a core that read
+ * it would declare this flag. */
+static const oar_flag_definition kHiddenFlag = {sizeof(oar_flag_definition), "OAR_PEERDEV_V10_HIDDEN",
+                                                OAR_FLAG_TYPE_BOOL, "0", "Past struct_size: never read.", NULL};
+static const oar_flag_definition* const kHiddenFlags[] = {&kHiddenFlag};
+#endif
 
-oar_status_t oar_plugin_entry(const oar_host_api* host, const oar_plugin_api** out_plugin) {
-  if (host == NULL || out_plugin == NULL) return OAR_STATUS_INVALID_ARGUMENT;
+static oar_status_t fill(const oar_host_api* host, oar_plugin_api* api) {
   testdev_set_host(host);
-  if (host->abi_major != OAR_ABI_VERSION_MAJOR) {
-    char msg[160];
-    sprintf(msg, "%s plugin is built for ABI %d.x but the host offers ABI %u.%u", PEERDEV_NAME,
-            OAR_ABI_VERSION_MAJOR, (unsigned)host->abi_major, (unsigned)host->abi_minor);
-    return testdev_fail(OAR_STATUS_VERSION_MISMATCH, msg);
-  }
   testdev_set_device_count(2);
   testdev_set_capability_flags(OAR_CAPABILITY_PEER_COPY);
-  testdev_fill_api(&g_api, PEERDEV_NAME);
-  g_api.device_type = PEERDEV_NAME;
-  g_api.memory_copy_peer = pd_memory_copy_peer;
+  testdev_fill_entries(api);
+  api->device_type = PEERDEV_NAME;
+  api->memory_copy_peer = pd_memory_copy_peer;
 #ifdef PEERDEV_AS_ABI_1_0
-  g_api.struct_size = offsetof(oar_plugin_api, memory_copy_peer);
-  g_api.abi_minor = 0;
-  g_api.plugin_version = "1.0.0 (ABI test plugin, built as if against ABI 1.0)";
+  api->struct_size = offsetof(oar_plugin_api, memory_copy_peer);
+  api->flag_count = 1;
+  api->flags = kHiddenFlags;
+  api->plugin_version = "1.0.0 (ABI test plugin, built as if against ABI 1.0)";
 #else
-  g_api.plugin_version = "1.1.0 (ABI test plugin with peer copies)";
+  api->plugin_version = "1.1.0 (ABI test plugin with peer copies)";
 #endif
-  *out_plugin = &g_api;
   return OAR_STATUS_OK;
 }
+
+#ifdef PEERDEV_AS_ABI_1_0
+OAR_PLUGIN_DEFINE_ENTRY_FOR_ABI(PEERDEV_NAME, OAR_ABI_VERSION_MAJOR, 0, &g_api, fill)
+#else
+OAR_PLUGIN_DEFINE_ENTRY(PEERDEV_NAME, &g_api, fill)
+#endif

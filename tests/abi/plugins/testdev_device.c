@@ -258,12 +258,55 @@ static oar_status_t td_register_no_kernels(const oar_kernel_registrar* registrar
   return OAR_STATUS_OK;
 }
 
-void testdev_fill_api(oar_plugin_api* api, const char* plugin_name) {
-  memset(api, 0, sizeof(*api));
-  api->struct_size = sizeof(*api);
-  api->abi_major = OAR_ABI_VERSION_MAJOR;
-  api->abi_minor = OAR_ABI_VERSION_MINOR;
-  api->plugin_name = plugin_name;
+/* out = -in for f32 views of any shape and element strides. */
+static oar_status_t neg_f32(const oar_kernel_context* ctx) {
+  const oar_tensor_view* in;
+  const oar_tensor_view* out;
+  int64_t index[OAR_MAX_DIMS] = {0};
+  int64_t total = 1;
+  int64_t n;
+  int32_t d;
+  if (ctx == NULL || ctx->num_inputs != 1 || ctx->num_outputs != 1)
+    return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "testdev neg: expects one input and one output");
+  in = &ctx->inputs[0];
+  out = &ctx->outputs[0];
+  if (in->dtype != OAR_DTYPE_F32 || out->dtype != OAR_DTYPE_F32 || in->ndim != out->ndim ||
+      in->ndim > OAR_MAX_DIMS)
+    return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "testdev neg: expects f32 views of equal rank");
+  for (d = 0; d < out->ndim; ++d) total *= out->shape[d];
+  for (n = 0; n < total; ++n) {
+    int64_t src = in->offset, dst = out->offset;
+    for (d = 0; d < out->ndim; ++d) {
+      src += index[d] * in->strides[d];
+      dst += index[d] * out->strides[d];
+    }
+    ((float*)out->data)[dst] = -((const float*)in->data)[src];
+    /* Row-major increment of the multi-index. */
+    for (d = out->ndim - 1; d >= 0; --d) {
+      if (++index[d] < out->shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return OAR_STATUS_OK;
+}
+
+oar_status_t testdev_register_neg(const oar_kernel_registrar* registrar) {
+  static const oar_dtype_t sig[1] = {OAR_DTYPE_F32};
+  oar_kernel_def def;
+  if (!OAR_STRUCT_HAS(registrar, oar_kernel_registrar, register_kernel))
+    return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "register_kernels: registrar too old");
+  def.struct_size = sizeof(def);
+  def.op_name = "neg";
+  def.dtypes = sig;
+  def.num_dtypes = 1;
+  def.priority = 0;
+  def.impl_name = "testdev-loop";
+  def.fn = neg_f32;
+  def.supports = NULL;
+  return registrar->register_kernel(registrar->registry, &def);
+}
+
+void testdev_fill_entries(oar_plugin_api* api) {
   api->plugin_version = "0.1.0 (ABI test plugin)";
   api->device_type = "testdev";
   api->shutdown = td_shutdown;

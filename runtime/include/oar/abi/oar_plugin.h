@@ -10,9 +10,10 @@
  * logging callbacks); the plugin checks the host's major version, and on a
  * mismatch calls host->set_error() with both versions and returns
  * OAR_STATUS_VERSION_MISMATCH. Otherwise it stores a pointer to its static
- * oar_plugin_api table in *out_plugin. The core in turn refuses a table whose
- * major version differs from its own, and reads appended (newer minor) fields
- * only when struct_size says they are present.
+ * oar_plugin_api table in *out_plugin. Plugins get all of that from the SDK's
+ * OAR_PLUGIN_DEFINE_ENTRY (oar/plugin_sdk/plugin_entry.h). The core in turn
+ * refuses a table whose major version differs from its own, and reads
+ * appended (newer minor) fields only when struct_size says they are present.
  *
  * Which entries are required and which optional is written once, in
  * oar_plugin_entries.def; the loader and `oar-info --abi` both read it.
@@ -22,7 +23,8 @@
  *    host->set_error(code, message). A plugin never aborts the process.
  *  - Memory: memory_allocate returns memory aligned to at least
  *    capabilities.alloc_alignment (>= 64 bytes). A size of 0 returns NULL, OK.
- *  - Streams: work on one stream runs in submission order. The NULL stream is
+ *  - Streams (optional since 1.2: the core uses only the default stream):
+ *    work on one stream runs in submission order. The NULL stream is
  *    the device's default stream. stream_query returns OK when all submitted
  *    work is done and OAR_STATUS_NOT_READY otherwise.
  *  - Events: event_record captures the work submitted to a stream so far;
@@ -91,6 +93,12 @@ typedef struct oar_device_properties {
   char vendor[64];
   uint64_t total_memory; /* bytes, 0 if unknown */
   int32_t compute_units;
+  /* ---- appended in ABI 1.2 ---- */
+  /* The DLPack DLDeviceType of this device's memory (kDLCPU = 1, kDLCUDA = 2,
+   * kDLOpenCL = 4, kDLROCM = 10, ...). 0, which is no DLPack code, means "not
+   * declared": the core then uses kDLExtDev (12). It sits in what was tail
+   * padding, so sizeof is unchanged; the caller zero-fills the struct. */
+  int32_t dlpack_device_type;
 } oar_device_properties;
 
 typedef struct oar_memory_stats {
@@ -133,6 +141,30 @@ typedef struct oar_collectives_api {
                        int32_t peer, oar_stream_t stream);
   oar_status_t (*barrier)(oar_comm_t comm, oar_stream_t stream);
 } oar_collectives_api;
+
+/* ---- plugin-declared flags (ABI 1.2) ---- */
+/* A plugin declares the OAR_* settings it reads; the core validates them, reads
+ * their value from the environment, lists them (oar-info, docs/flags.md) and
+ * serves them back through host->get_flag. */
+typedef int32_t oar_flag_type_t;
+enum {
+  OAR_FLAG_TYPE_BOOL = 0,   /* 1/0, true/false, on/off, yes/no; read back as "1"/"0" */
+  OAR_FLAG_TYPE_INT = 1,    /* base-10 64-bit integer */
+  OAR_FLAG_TYPE_FLOAT = 2,  /* decimal floating-point number */
+  OAR_FLAG_TYPE_STRING = 3, /* any text */
+  OAR_FLAG_TYPE_CHOICE = 4  /* one word of `choices`, case-insensitive; read back lower case */
+};
+
+typedef struct oar_flag_definition {
+  size_t struct_size;
+  /* "OAR_<PLUGIN NAME IN UPPER CASE>_<WHAT>", e.g. OAR_OPENCL_CACHE_DIR for
+   * the plugin named "opencl"; a core flag's name is refused. */
+  const char* name;
+  oar_flag_type_t type;
+  const char* default_value; /* valid for `type`; "" allowed for STRING */
+  const char* doc;           /* one line: what it does and when it is read */
+  const char* choices;       /* CHOICE only: comma-separated lower-case words */
+} oar_flag_definition;
 
 /* ---- plugin -> host ---- */
 typedef struct oar_plugin_api {
@@ -204,6 +236,15 @@ typedef struct oar_plugin_api {
   oar_status_t (*memory_copy_peer)(int32_t dst_device, void* dst, uint64_t dst_offset,
                                    int32_t src_device, const void* src, uint64_t src_offset,
                                    uint64_t size);
+
+  /* ---- appended in ABI 1.2 (read only when struct_size holds them) ---- */
+  /* The flags this plugin reads, registered by the core after the entry
+   * returns and before any other call: read them from device_count,
+   * register_kernels or later, never inside the entry itself. Each points to
+   * a definition with its own struct_size; a bad one is skipped with a reason
+   * (oar-info shows it) and never stops the plugin from loading. */
+  uint64_t flag_count;
+  const oar_flag_definition* const* flags;
 } oar_plugin_api;
 
 typedef oar_status_t (*oar_plugin_entry_fn)(const oar_host_api* host,
