@@ -6,13 +6,13 @@
 // output that is not dense goes through a workspace.
 //
 // Algorithms: cuDNN's heuristics (cudnnGet*Algorithm_v7) by default, or,
-// with OAR_CUDNN_EXHAUSTIVE_SEARCH=1, timing every candidate
+// with OAR_CUDA_CUDNN_EXHAUSTIVE_SEARCH=1, timing every candidate
 // (cudnnFind*AlgorithmEx). Either way the choice is cached per problem
 // (algo_cache.h: op kind, shapes, strides, dtype, conv parameters, device and
 // the flags that change the answer), so the search runs once, and each search
 // is logged at INFO with what it picked. Algorithms needing more workspace
-// than OAR_CUDNN_WORKSPACE_LIMIT_MB are skipped. f32 runs on TF32 tensor
-// cores only when OAR_ALLOW_TF32=1 (CUDNN_FMA_MATH otherwise, as PyTorch).
+// than OAR_CUDA_CUDNN_WORKSPACE_LIMIT_MB are skipped. f32 runs on TF32 tensor
+// cores only when OAR_CUDA_ALLOW_TF32=1 (CUDNN_FMA_MATH otherwise, as PyTorch).
 // The bias is added after the convolution by an elementwise kernel.
 #include <climits>
 #include <cstdio>
@@ -258,8 +258,8 @@ struct Settings {
 Settings read_settings() {
   Settings s;
   s.tf32 = allow_tf32();
-  s.exhaustive = flag_bool("OAR_CUDNN_EXHAUSTIVE_SEARCH", false);
-  int64_t mb = flag_int("OAR_CUDNN_WORKSPACE_LIMIT_MB", 1024);
+  s.exhaustive = cudnn_exhaustive_search();
+  int64_t mb = cudnn_workspace_limit_mb();
   s.limit_bytes = mb < 0 ? 0 : uint64_t(mb) << 20;
   return s;
 }
@@ -345,7 +345,7 @@ AlgoChoice search(const OpContext& c, cudnnHandle_t h, const ConvGeom& g, Descs&
   }
   sdk::fail(OAR_STATUS_UNSUPPORTED,
             std::string(kind_name(g.kind)) + ": cuDNN offers no " + dtype_str(g.dtype) +
-                " algorithm for this problem within OAR_CUDNN_WORKSPACE_LIMIT_MB=" +
+                " algorithm for this problem within OAR_CUDA_CUDNN_WORKSPACE_LIMIT_MB=" +
                 std::to_string(s.limit_bytes >> 20) + (skipped.empty() ? "" : " (" + skipped + ")"));
 }
 

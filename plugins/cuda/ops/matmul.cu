@@ -1,7 +1,7 @@
 // CUDA matmul through cuBLAS, for the dtypes the CPU plugin registers (the
 // four float dtypes, both operands of one dtype): f32 / f16 / bf16 with
 // cublasGemmStridedBatchedEx accumulating in f32 (f32 on TF32 tensor cores
-// only when OAR_ALLOW_TF32=1, like torch.backends.cuda.matmul.allow_tf32),
+// only when OAR_CUDA_ALLOW_TF32=1, like torch.backends.cuda.matmul.allow_tf32),
 // f64 with cublasDgemmStridedBatched. The 64-bit (_64) entry points take the
 // sizes as they are.
 //

@@ -1,21 +1,24 @@
-// CPU reduction kernels: the reducers of kernel_primitives/ over the CPU
-// reduce primitive. Floating sums accumulate in double on the CPU for accuracy.
+// CPU instantiation of the reductions of kernel_primitives/ (sum, prod,
+// mean, var, max, min, argmax, argmin): the reducers over the CPU reduce
+// primitive, registered by any plugin whose memory the host can address.
+// Floating sums accumulate in double on the CPU for accuracy.
+#pragma once
+
 #include <limits>
 #include <vector>
 
 #include "oar/kp/cpu/reduce.h"
 #include "oar/kp/reducers.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
-#include "ops/ops.h"
 
-namespace oar_cpu {
+namespace oar::kp::cpu {
 
-namespace {
+namespace reduction_detail {
 
 using namespace oar;
 
 // Geometry from the input view, the output view and the `dims`/`keepdim` attrs.
-kp::cpu::ReduceGeometry geometry(const sdk::KernelArgs& a) {
+kp::ReduceGeometry geometry(const sdk::KernelArgs& a) {
   const auto& x = a.input(0);
   return kp::reduce_geometry_for(x.ndim, x.shape, x.strides, a.output(0).strides, a.attr_ints("dims"),
                                  a.attr_bool("keepdim"));
@@ -65,9 +68,10 @@ oar_status_t reduce_kernel(const oar_kernel_context* ctx) {
   });
 }
 
-}  // namespace
+}  // namespace reduction_detail
 
-oar_status_t register_reduction_kernels(const oar_kernel_registrar* r) {
+inline oar_status_t register_reduction_kernels(const oar_kernel_registrar* r, const char* impl) {
+  using namespace reduction_detail;
   struct Entry {
     const char* op;
     oar_kernel_fn fn;
@@ -82,7 +86,7 @@ oar_status_t register_reduction_kernels(const oar_kernel_registrar* r) {
   for (const auto& e : entries) {
     auto reg = [&](const auto& list) -> oar_status_t {
       for (oar_dtype_t d : list)
-        if (oar_status_t st = sdk::register_kernel(r, e.op, {d}, e.fn, "kp-cpu")) return st;
+        if (oar_status_t st = sdk::register_kernel(r, e.op, {d}, e.fn, impl)) return st;
       return OAR_STATUS_OK;
     };
     oar_status_t st = e.dtypes == 0 ? reg(sdk::kAllDTypes) : e.dtypes == 1 ? reg(sdk::kFloatDTypes) : reg(sdk::kNumericDTypes);
@@ -91,4 +95,4 @@ oar_status_t register_reduction_kernels(const oar_kernel_registrar* r) {
   return OAR_STATUS_OK;
 }
 
-}  // namespace oar_cpu
+}  // namespace oar::kp::cpu

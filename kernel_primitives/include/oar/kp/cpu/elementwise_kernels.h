@@ -1,6 +1,10 @@
-// CPU elementwise kernels: every unary/binary functor from
-// kernel_primitives/ instantiated over the CPU elementwise primitive, plus
-// where, cast and copy. No op semantics are written here.
+// CPU instantiation of every elementwise op of kernel_primitives/: each
+// unary/binary functor (unary_ops.def, binary_ops.def) over the CPU
+// elementwise primitive, plus where, cast, copy and logical_not. Any plugin
+// whose memory the host can address (the CPU plugin, a host-memory bring-up
+// plugin) registers them with one call; no op semantics are written here.
+#pragma once
+
 #include <cstring>
 #include <limits>
 
@@ -9,14 +13,12 @@
 #include "oar/kp/functors.h"
 #include "oar/plugin_sdk/functor_kernels.hpp"
 #include "oar/plugin_sdk/kernel_api.hpp"
-#include "ops/ops.h"
 
-namespace oar_cpu {
+namespace oar::kp::cpu {
 
-namespace {
+namespace elementwise_detail {
 
 using namespace oar;
-using kp::cpu::Operand;
 using kp::CastTo;
 using kp::Identity;
 using kp::LogicalNot;
@@ -123,28 +125,28 @@ oar_status_t where_kernel(const oar_kernel_context* ctx) {
   });
 }
 
-}  // namespace
+}  // namespace elementwise_detail
 
-oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r) {
-  using namespace oar::kp;
+inline oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r, const char* impl) {
+  using namespace elementwise_detail;
   const auto& A = sdk::kAllDTypes;
   // Every functor of kernel_primitives/; VARIANT forms are picked by an
   // attribute of one op (gelu) and registered by hand below.
-  oar_status_t status = sdk::register_functor_kernels(r, "kp-cpu", []<class Op>() -> oar_kernel_fn {
+  oar_status_t status = sdk::register_functor_kernels(r, impl, []<class Op>() -> oar_kernel_fn {
     if constexpr (Op::arity == 1) return unary_kernel<Op>;
     else return binary_kernel<Op>;
   });
   if (status) return status;
-  if (oar_status_t st = sdk::register_same_dtype(r, "gelu", sdk::kFloatDTypes, 1, gelu_like_kernel<gelu_op, gelu_tanh_op>, "kp-cpu")) return st;
+  if (oar_status_t st = sdk::register_same_dtype(r, "gelu", sdk::kFloatDTypes, 1, gelu_like_kernel<gelu_op, gelu_tanh_op>, impl)) return st;
   if (oar_status_t st = sdk::register_same_dtype(r, "gelu_backward", sdk::kFloatDTypes, 2,
-                                                 gelu_backward_kernel<gelu_backward_op, gelu_tanh_backward_op>, "kp-cpu"))
+                                                 gelu_backward_kernel<gelu_backward_op, gelu_tanh_backward_op>, impl))
     return st;
-  if (oar_status_t st = sdk::register_same_dtype(r, "logical_not", A, 1, logical_not_kernel, "kp-cpu")) return st;
-  if (oar_status_t st = sdk::register_same_dtype(r, "cast", A, 1, cast_kernel, "kp-cpu")) return st;
-  if (oar_status_t st = sdk::register_same_dtype(r, "copy", A, 1, copy_kernel, "kp-cpu")) return st;
+  if (oar_status_t st = sdk::register_same_dtype(r, "logical_not", A, 1, logical_not_kernel, impl)) return st;
+  if (oar_status_t st = sdk::register_same_dtype(r, "cast", A, 1, cast_kernel, impl)) return st;
+  if (oar_status_t st = sdk::register_same_dtype(r, "copy", A, 1, copy_kernel, impl)) return st;
   for (oar_dtype_t d : A)
-    if (oar_status_t st = sdk::register_kernel(r, "where", {OAR_DTYPE_BOOL, d, d}, where_kernel, "kp-cpu")) return st;
+    if (oar_status_t st = sdk::register_kernel(r, "where", {OAR_DTYPE_BOOL, d, d}, where_kernel, impl)) return st;
   return OAR_STATUS_OK;
 }
 
-}  // namespace oar_cpu
+}  // namespace oar::kp::cpu
