@@ -101,7 +101,7 @@ int32_t dnnl_supports(const oar_kernel_context* ctx, char* reason, size_t size) 
       if (sdk::numel(a.input(i)) == 0) return "empty input";
     ConvGeom g = geometry(a, kind);
     const std::string& err = lookup(g)->error;
-    return err.empty() ? err : std::string("oneDNN cannot create a ") + dtype_str(g.dtype) + " convolution here (" + err + ")";
+    return err.empty() ? err : std::string("oneDNN cannot create a ") + sdk::dtype_name(g.dtype) + " convolution here (" + err + ")";
   });
 }
 
@@ -230,7 +230,7 @@ oar_status_t ref_conv_kernel(const oar_kernel_context* ctx) {
   return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
     ConvGeom g = geometry(a, kind);
     DenseOutput out(a, 0);
-    visit_float(g.dtype, [&]<class T>() {
+    sdk::visit_float(g.dtype, [&]<class T>() {
       RefConv<T> conv(g);
       auto in = [&](int i) { return static_cast<const T*>(dense_input(a, i)); };
       if (kind == kForward) {

@@ -55,16 +55,6 @@ inline size_t elem_size(oar_dtype_t d) {
   }
 }
 
-inline const char* dtype_str(oar_dtype_t d) {
-  switch (d) {
-    case OAR_DTYPE_F32: return "f32";
-    case OAR_DTYPE_F64: return "f64";
-    case OAR_DTYPE_F16: return "f16";
-    case OAR_DTYPE_BF16: return "bf16";
-    default: return "non-float";
-  }
-}
-
 inline Dims dims_of(const oar_tensor_view& v) { return Dims(v.shape, v.shape + v.ndim); }
 
 inline Dims dense_strides(const Dims& dims) {
@@ -185,17 +175,6 @@ inline const Cached& require_ok(const CachedPtr& c, const char* op) {
 
 // ---- layout helpers ----
 
-inline bool is_contiguous(const oar_tensor_view& v) {
-  int64_t expected = 1;
-  for (int32_t i = v.ndim; i-- > 0;) {
-    if (v.shape[i] == 1) continue;
-    if (v.shape[i] == 0) return true;
-    if (v.strides[i] != expected) return false;
-    expected *= v.shape[i];
-  }
-  return true;
-}
-
 // Copies between a strided view and a dense buffer of the same shape.
 template <class W>
 void strided_copy_impl(const oar_tensor_view& v, void* dense, bool to_dense) {
@@ -232,7 +211,7 @@ inline void strided_copy(const oar_tensor_view& v, void* dense, bool to_dense) {
 // Pointer to the input's elements in dense row-major order (a workspace copy if needed).
 inline const void* dense_input(const sdk::KernelArgs& a, int i) {
   const oar_tensor_view& v = a.input(i);
-  if (is_contiguous(v)) return byte_ptr(v);
+  if (sdk::is_dense(v)) return byte_ptr(v);
   void* buf = a.workspace(uint64_t(sdk::numel(v)) * elem_size(v.dtype));
   strided_copy(v, buf, true);
   return buf;
@@ -242,7 +221,7 @@ inline const void* dense_input(const sdk::KernelArgs& a, int i) {
 class DenseOutput {
  public:
   DenseOutput(const sdk::KernelArgs& a, int i) : view_(a.output(i)) {
-    if (is_contiguous(view_)) {
+    if (sdk::is_dense(view_)) {
       data_ = byte_ptr(view_);
     } else {
       data_ = a.workspace(uint64_t(sdk::numel(view_)) * elem_size(view_.dtype));
@@ -263,17 +242,6 @@ class DenseOutput {
 };
 
 // ---- reference-kernel helpers ----
-
-template <class F>
-void visit_float(oar_dtype_t d, F&& f) {
-  switch (d) {
-    case OAR_DTYPE_F32: return f.template operator()<float>();
-    case OAR_DTYPE_F64: return f.template operator()<double>();
-    case OAR_DTYPE_F16: return f.template operator()<kp::half>();
-    case OAR_DTYPE_BF16: return f.template operator()<kp::bfloat16>();
-    default: sdk::fail(OAR_STATUS_UNSUPPORTED, std::string("expected a floating dtype, got ") + dtype_str(d));
-  }
-}
 
 template <class T> inline double to_d(T v) { return double(static_cast<kp::compute_t<T>>(v)); }
 template <class T> inline T from_d(double v) { return T(static_cast<kp::compute_t<T>>(v)); }

@@ -58,7 +58,7 @@ oar_status_t loop_kernel(const oar_kernel_context* ctx) {
   return sdk::run_kernel(ctx, [&](const sdk::KernelArgs& a) {
     Sizes s = sizes_of(ctx);
     DenseOutput out(a, 0);
-    visit_float(a.output(0).dtype, [&]<class T>() {
+    sdk::visit_float(a.output(0).dtype, [&]<class T>() {
       using A = std::conditional_t<std::is_same_v<Acc, void>, kp::compute_t<T>, Acc>;
       dot_linear<T, A>(a, s, out.as<T>());
     });

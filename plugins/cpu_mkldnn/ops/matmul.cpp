@@ -130,7 +130,7 @@ CachedPtr lookup(const Plan& p) {
       }
     }
     if (!found)
-      throw sdk::KernelError{OAR_STATUS_UNSUPPORTED, std::string("oneDNN cannot create a ") + dtype_str(p.dtype) +
+      throw sdk::KernelError{OAR_STATUS_UNSUPPORTED, std::string("oneDNN cannot create a ") + sdk::dtype_name(p.dtype) +
                                                          " matmul primitive on this CPU (" + last_error + ")"};
     e.prim = dnnl::matmul(best);
   });
@@ -215,7 +215,7 @@ void ref_matmul(const oar_tensor_view& va, const oar_tensor_view& vb, const oar_
 
 oar_status_t ref_matmul_kernel(const oar_kernel_context* ctx) {
   return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
-    visit_float(a.output(0).dtype, [&]<class T>() { ref_matmul<T>(a.input(0), a.input(1), a.output(0)); });
+    sdk::visit_float(a.output(0).dtype, [&]<class T>() { ref_matmul<T>(a.input(0), a.input(1), a.output(0)); });
   });
 }
 
@@ -235,7 +235,7 @@ int32_t small_supports(const oar_kernel_context* ctx, char* reason, size_t size)
 
 oar_status_t small_matmul_kernel(const oar_kernel_context* ctx) {
   return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
-    visit_float(a.output(0).dtype, [&]<class T>() {
+    sdk::visit_float(a.output(0).dtype, [&]<class T>() {
       ref_matmul<T, kp::compute_t<T>>(a.input(0), a.input(1), a.output(0));
     });
   });

@@ -58,7 +58,7 @@ int32_t dnnl_supports(const oar_kernel_context* ctx, char* reason, size_t size) 
   return answer_supports(ctx, reason, size, [](const sdk::KernelArgs& a) -> std::string {
     SoftmaxGeom g = geometry(a, kLog, kBackward);
     const std::string& err = lookup(g)->error;
-    return err.empty() ? err : std::string("oneDNN softmax (") + dtype_str(g.dtype) + "): " + err;
+    return err.empty() ? err : std::string("oneDNN softmax (") + sdk::dtype_name(g.dtype) + "): " + err;
   });
 }
 

@@ -285,7 +285,7 @@ cudnnMathType_t run_math(oar_dtype_t d, bool tf32, cudnnMathType_t reported) {
 
 AlgoKey key_of(const ConvGeom& g, int32_t device, const Settings& s) {
   AlgoKey k;
-  k.note(kind_name(g.kind)).note(dtype_str(g.dtype));
+  k.note(kind_name(g.kind)).note(sdk::dtype_name(g.dtype));
   int xd[4], xs[4], yd[4], ys[4];
   dense4(g.x, xd, xs);
   dense4(g.y, yd, ys);
@@ -344,7 +344,7 @@ AlgoChoice search(const OpContext& c, cudnnHandle_t h, const ConvGeom& g, Descs&
     return choice;
   }
   sdk::fail(OAR_STATUS_UNSUPPORTED,
-            std::string(kind_name(g.kind)) + ": cuDNN offers no " + dtype_str(g.dtype) +
+            std::string(kind_name(g.kind)) + ": cuDNN offers no " + sdk::dtype_name(g.dtype) +
                 " algorithm for this problem within OAR_CUDA_CUDNN_WORKSPACE_LIMIT_MB=" +
                 std::to_string(s.limit_bytes >> 20) + (skipped.empty() ? "" : " (" + skipped + ")"));
 }
@@ -373,7 +373,7 @@ void add_bias(const OpContext& c, const ConvGeom& g, void* y, const void* bias) 
   const int64_t ys[4] = {g.y[1] * g.y[2] * g.y[3], g.y[2] * g.y[3], g.y[3], 1};
   const int64_t bs[4] = {0, 1, 0, 0};
   gpu::Error err = OAR_GPU(Success);
-  visit_float(g.dtype, [&]<class T>() {
+  sdk::visit_float(g.dtype, [&]<class T>() {
     T* yp = static_cast<T*>(y);
     err = kp::gpu::elementwise<T, T, T>(c.stream, 4, g.y, kp::gpu::Operand<T>{yp, ys}, Add{},
                                         kp::gpu::Operand<const T>{yp, ys},

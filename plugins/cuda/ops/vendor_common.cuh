@@ -37,28 +37,6 @@ struct Zero {
 
 inline int64_t elem_size(oar_dtype_t d) { return int64_t(sdk::dtype_size(d)); }
 
-inline const char* dtype_str(oar_dtype_t d) {
-  switch (d) {
-    case OAR_DTYPE_F32: return "f32";
-    case OAR_DTYPE_F64: return "f64";
-    case OAR_DTYPE_F16: return "f16";
-    case OAR_DTYPE_BF16: return "bf16";
-    default: return "non-float";
-  }
-}
-
-// Row-major contiguous (size-1 dims may have any stride), as Tensor::is_contiguous.
-inline bool is_dense(const oar_tensor_view& v) {
-  int64_t expected = 1;
-  for (int32_t i = v.ndim; i-- > 0;) {
-    if (v.shape[i] == 1) continue;
-    if (v.shape[i] == 0) return true;
-    if (v.strides[i] != expected) return false;
-    expected *= v.shape[i];
-  }
-  return true;
-}
-
 inline std::vector<int64_t> dense_strides(int ndim, const int64_t* shape) {
   std::vector<int64_t> s(size_t(ndim > 0 ? ndim : 0));
   int64_t acc = 1;
@@ -105,7 +83,7 @@ inline void* dense_copy(const OpContext& c, int ndim, const int64_t* shape, cons
 
 // The view's elements in dense row-major order: the view itself when it is dense.
 inline const void* dense_input(const OpContext& c, const oar_tensor_view& v) {
-  if (is_dense(v)) return byte_ptr(v);
+  if (sdk::is_dense(v)) return byte_ptr(v);
   return dense_copy(c, v.ndim, v.shape, v.strides, byte_ptr(v), elem_size(v.dtype));
 }
 
@@ -119,7 +97,7 @@ const T* dense_input_as(const OpContext& c, const oar_tensor_view& v) {
 class DenseOutput {
  public:
   DenseOutput(const OpContext& c, const oar_tensor_view& v) : c_(c), view_(v) {
-    if (is_dense(v)) {
+    if (sdk::is_dense(v)) {
       data_ = byte_ptr(v);
     } else {
       data_ = c.workspace(uint64_t(sdk::numel(v) * elem_size(v.dtype)));
@@ -150,7 +128,7 @@ class DenseOutput {
 inline void zero_fill(const OpContext& c, const oar_tensor_view& v) {
   int64_t n = sdk::numel(v);
   if (n == 0) return;
-  if (is_dense(v)) {
+  if (sdk::is_dense(v)) {
     check(OAR_GPU(MemsetAsync)(byte_ptr(v), 0, size_t(n * elem_size(v.dtype)), c.stream), "cudaMemsetAsync");
     return;
   }
@@ -166,18 +144,6 @@ inline void zero_fill(const OpContext& c, const oar_tensor_view& v) {
     default: run.template operator()<uint16_t>(); break;
   }
   check(err, "zero fill kernel");
-}
-
-// Calls f.template operator()<T>() for the float dtypes the nn ops serve.
-template <class F>
-void visit_float(oar_dtype_t d, F&& f) {
-  switch (d) {
-    case OAR_DTYPE_F32: return f.template operator()<float>();
-    case OAR_DTYPE_F64: return f.template operator()<double>();
-    case OAR_DTYPE_F16: return f.template operator()<kp::half>();
-    case OAR_DTYPE_BF16: return f.template operator()<kp::bfloat16>();
-    default: sdk::fail(OAR_STATUS_UNSUPPORTED, std::string("expected a floating dtype, got ") + dtype_str(d));
-  }
 }
 
 // The rounding a CPU kernel applies when it stores a partial result in T.

@@ -71,15 +71,6 @@ Geom geometry(const sdk::KernelArgs& a, ConvKind kind) {
   return g;
 }
 
-bool is_contiguous(const oar_tensor_view& v) {
-  int64_t expected = 1;
-  for (int i = v.ndim - 1; i >= 0; --i) {
-    if (v.shape[i] != 1 && v.strides[i] != expected) return false;
-    expected *= v.shape[i];
-  }
-  return true;
-}
-
 std::vector<int64_t> dense_strides(const oar_tensor_view& v) {
   std::vector<int64_t> s(size_t(v.ndim));
   int64_t st = 1;
@@ -116,7 +107,7 @@ struct Buffer {
 // Input i as a dense buffer (a copy only if dispatch ever passes it strided).
 Buffer dense_input(OpContext& c, int i) {
   const oar_tensor_view& v = c.args.input(i);
-  if (is_contiguous(v)) return {mem_of(v), v.offset};
+  if (sdk::is_dense(v)) return {mem_of(v), v.offset};
   Buffer b{static_cast<cl_mem>(c.args.workspace(uint64_t(sdk::numel(v) * elem_size(v.dtype)))), 0};
   std::vector<int64_t> dense = dense_strides(v);
   strided_copy(c, v, b.mem, 0, dense.data(), v.dtype, mem_of(v), v.offset, v.strides, v.dtype);
@@ -129,7 +120,7 @@ class DenseOut {
  public:
   DenseOut(OpContext& c, oar_dtype_t dtype, bool force_workspace = false) : c_(c), dtype_(dtype) {
     const oar_tensor_view& v = c.args.output(0);
-    if (!force_workspace && dtype == v.dtype && is_contiguous(v)) {
+    if (!force_workspace && dtype == v.dtype && sdk::is_dense(v)) {
       buf_ = {mem_of(v), v.offset};
     } else {
       buf_.mem = static_cast<cl_mem>(c.args.workspace(uint64_t(sdk::numel(v) * elem_size(dtype))));

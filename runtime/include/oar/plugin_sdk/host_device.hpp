@@ -27,6 +27,7 @@ inline constexpr uint64_t kAlignment = 64;
 struct State {
   const oar_host_api* host = nullptr;
   const char* name = "host";
+  int32_t dlpack_device_type = 0;  // 0: not declared (the core reports kDLExtDev)
   std::atomic<uint64_t> in_use{0}, peak{0};
 };
 inline State& state() {
@@ -61,6 +62,8 @@ inline oar_status_t device_get_properties(int32_t device, oar_device_properties*
   std::snprintf(out->vendor, sizeof(out->vendor), "oar plugin SDK");
   out->total_memory = 0;
   out->compute_units = 1;
+  if (OAR_STRUCT_HAS(out, oar_device_properties, dlpack_device_type))
+    out->dlpack_device_type = state().dlpack_device_type;
   return OAR_STATUS_OK;
 }
 inline oar_status_t device_get_capabilities(int32_t device, oar_device_capabilities* out) {
@@ -204,9 +207,12 @@ inline oar_status_t event_elapsed_ms(int32_t device, oar_event_t a, oar_event_t 
 
 // Fills every device, memory, stream and event entry of `api`; the plugin
 // sets its identity, register_kernels and anything it does better.
-inline void fill(oar_plugin_api& api, const oar_host_api* host, const char* name) {
+// `dlpack_device_type`: the DLPack code of the memory (kDLCPU = 1 only for
+// the process's CPU device; 0 leaves it undeclared).
+inline void fill(oar_plugin_api& api, const oar_host_api* host, const char* name, int32_t dlpack_device_type = 0) {
   state().host = host;
   state().name = name;
+  state().dlpack_device_type = dlpack_device_type;
   api.device_count = device_count;
   api.device_get_properties = device_get_properties;
   api.device_get_capabilities = device_get_capabilities;

@@ -117,6 +117,40 @@ decltype(auto) visit_dtype(oar_dtype_t dtype, F&& f) {
   fail(OAR_STATUS_INVALID_ARGUMENT, "invalid dtype " + std::to_string(dtype));
 }
 
+// Calls f.template operator()<T>() for a floating dtype; other dtypes fail
+// with UNSUPPORTED naming the dtype.
+template <class F>
+decltype(auto) visit_float(oar_dtype_t dtype, F&& f) {
+  switch (dtype) {
+    case OAR_DTYPE_F32: return f.template operator()<float>();
+    case OAR_DTYPE_F64: return f.template operator()<double>();
+    case OAR_DTYPE_F16: return f.template operator()<kp::half>();
+    case OAR_DTYPE_BF16: return f.template operator()<kp::bfloat16>();
+    default: break;
+  }
+  fail(OAR_STATUS_UNSUPPORTED, "expected a floating dtype, got dtype " + std::to_string(dtype));
+}
+
+// The dtype's short name, as the core prints it ("f32", "i64", ...).
+inline const char* dtype_name(oar_dtype_t dtype) {
+  static const char* const names[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
+  return dtype >= 0 && dtype < OAR_DTYPE_COUNT ? names[dtype] : "invalid dtype";
+}
+
+// Whether element k of the view is at offset + k: row-major contiguous, the
+// strides of size-1 dims ignored (as Tensor::is_contiguous). Kernels that
+// index their operands densely check this, once, here.
+inline bool is_dense(const oar_tensor_view& v) {
+  int64_t expected = 1;
+  for (int32_t d = v.ndim; d-- > 0;) {
+    if (v.shape[d] == 0) return true;
+    if (v.shape[d] == 1) continue;
+    if (v.strides[d] != expected) return false;
+    expected *= v.shape[d];
+  }
+  return true;
+}
+
 inline size_t dtype_size(oar_dtype_t dtype) {
   return visit_dtype(dtype, []<class T>() { return sizeof(T); });
 }

@@ -1,8 +1,9 @@
 // CPU backend of the single-source op families (kp/family/launch.h): a lane
 // kernel runs one lane per iteration of an OpenMP loop (a lane's group is a
 // single thread, so group reductions are identities), and device memory is
-// host memory. Floating kernels accumulate in double, integer ones in int64,
-// as the CPU's reference loops always have.
+// host memory. Kernels accumulate in kp::accumulate_t (float for 16- and
+// 32-bit floats, which keeps the loops vectorisable; double for f64; int64
+// for integers), as the CPU's loss and pooling loops always have.
 #pragma once
 
 #include <algorithm>
@@ -19,7 +20,7 @@ class FamilyBackend {
   explicit FamilyBackend(const sdk::KernelArgs& a) : args_(a) {}
   const sdk::KernelArgs& args() const { return args_; }
 
-  template <class T> using acc = std::conditional_t<is_floating_v<T>, double, int64_t>;
+  template <class T> using acc = accumulate_t<T>;
   uint64_t acc_bytes(oar_dtype_t t) const {
     return sdk::visit_dtype(t, []<class T>() { return uint64_t(sizeof(acc<T>)); });
   }

@@ -78,8 +78,12 @@ struct Indexing {
     Launch L = launch("gather", x, iv);
     L.lanes = sdk::numel(iv);
     L.p[0] = operand(y), L.p[1] = operand(x), L.p[2] = operand(iv);
-    L.p[3] = meta(b, {I, dense_strides(I), dense_strides(X)});
     L.A.i[0] = dim;
+    if (rows_form(L, X, I, dim)) {
+      OAR_KP_LAUNCH(IndexingKernels, kAll, b, L, gather_rows);
+      return;
+    }
+    L.p[3] = meta(b, {I, dense_strides(I), dense_strides(X)});
     OAR_KP_LAUNCH(IndexingKernels, kAll, b, L, gather);
   }
 
@@ -95,10 +99,28 @@ struct Indexing {
     L.lanes = sdk::numel(iv) / I[size_t(dim)];
     L.work_per_lane = I[size_t(dim)];
     L.p[0] = operand(y), L.p[1] = operand(src), L.p[2] = operand(iv);
-    L.p[3] = meta(b, {I, dense_strides(I), dense_strides(X), dense_strides(S)});
     L.A.i[0] = dim;
     set_alpha(L, 1.0);
+    if (S == I && rows_form(L, X, I, dim)) {
+      OAR_KP_LAUNCH(IndexingKernels, kNumeric, b, L, scatter_add_rows);
+      return;
+    }
+    L.p[3] = meta(b, {I, dense_strides(I), dense_strides(X), dense_strides(S)});
     OAR_KP_LAUNCH(IndexingKernels, kNumeric, b, L, scatter_add);
+  }
+
+  // Whether the index has x's shape in every dim but `dim` (the common case):
+  // then x is [outer, N, inner] and the index [outer, K, inner], and the
+  // *_rows kernels need no shape tables. Fills A.i[1..3] when it is.
+  static bool rows_form(Launch& L, const std::vector<int64_t>& X, const std::vector<int64_t>& I, int64_t dim) {
+    if (X.size() != I.size()) return false;
+    int64_t inner = 1;
+    for (size_t d = 0; d < X.size(); ++d) {
+      if (int64_t(d) != dim && X[d] != I[d]) return false;
+      if (int64_t(d) > dim) inner *= X[d];
+    }
+    L.A.i[1] = X[size_t(dim)], L.A.i[2] = I[size_t(dim)], L.A.i[3] = inner;
+    return true;
   }
 
   // index_select and index_add see x as [outer, N, inner] around dim.
@@ -179,13 +201,14 @@ struct Indexing {
     Operand t = b.temp(table.size() * sizeof(int64_t));
     b.write(t, table.data(), table.size() * sizeof(int64_t));
     Launch L = launch("embedding_backward", g, iv);
-    L.lanes = V * D;
-    L.work_per_lane = std::max<int64_t>(1, M / std::max<int64_t>(V, 1));
+    const int64_t blocks = (D + 63) / 64;  // EMB_COLS columns per lane
+    L.lanes = V * blocks;
+    L.work_per_lane = std::max<int64_t>(1, 64 * M / std::max<int64_t>(V, 1));
     L.p[0] = operand(gw), L.p[1] = operand(g);
     L.p[3] = t;
     L.p[4] = t;
     L.p[4].offset += (V + 1) * int64_t(sizeof(int64_t));
-    L.A.i[0] = D, L.A.i[1] = a.attr_int("padding_idx");
+    L.A.i[0] = D, L.A.i[1] = a.attr_int("padding_idx"), L.A.i[2] = blocks;
     OAR_KP_LAUNCH(IndexingKernels, kFloat, b, L, embedding_backward);
   }
 

@@ -47,26 +47,13 @@ struct Launch {
   kp_args A{};
 };
 
-// Whether element k of the view is at offset + k (row-major; size-1 dims'
-// strides ignored): every family kernel indexes its operands that way.
-inline bool is_dense(const oar_tensor_view& v) {
-  int64_t expected = 1;
-  for (int32_t d = v.ndim; d-- > 0;) {
-    if (v.shape[d] == 0) return true;
-    if (v.shape[d] == 1) continue;
-    if (v.strides[d] != expected) return false;
-    expected *= v.shape[d];
-  }
-  return true;
-}
-
 inline void require_dense(const sdk::KernelArgs& a) {
   const oar_kernel_context& c = a.context();
   for (int32_t k = 0; k < c.num_inputs; ++k)
-    if (c.inputs[k].data && !is_dense(c.inputs[k]))
+    if (c.inputs[k].data && !sdk::is_dense(c.inputs[k]))
       sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(c.op_name) + ": input " + std::to_string(k) + " is not dense");
   for (int32_t k = 0; k < c.num_outputs; ++k)
-    if (!is_dense(c.outputs[k]))
+    if (!sdk::is_dense(c.outputs[k]))
       sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(c.op_name) + ": output " + std::to_string(k) + " is not dense");
 }
 

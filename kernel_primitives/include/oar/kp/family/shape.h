@@ -102,8 +102,10 @@ struct Shape {
     Launch L;
     L.family = "shape";
     L.t = x.dtype;
-    L.lanes = kBackward ? sdk::numel(x) : sdk::numel(y);
-    if (L.lanes == 0) return;
+    // pad: a lane per row of y; pad_backward: a lane per element of grad_x.
+    L.lanes = kBackward ? sdk::numel(x) : (out.back() ? sdk::numel(y) / out.back() : 0);
+    L.work_per_lane = kBackward ? 1 : out.back();
+    if (L.lanes == 0 || sdk::numel(kBackward ? x : y) == 0) return;
     const Operand m = b.temp(meta.size() * sizeof(int64_t));
     b.write(m, meta.data(), meta.size() * sizeof(int64_t));
     L.p[0] = operand(a.output(0)), L.p[1] = operand(a.input(0)), L.p[2] = m;

@@ -73,17 +73,4 @@ inline std::string group_reduce_source(const std::string& acc) {
   return s;
 }
 
-// Whether element k of the view is at offset + k (row-major, size-1 dims'
-// strides ignored): the nn kernels index their operands that way.
-inline bool is_dense(const oar_tensor_view& v) {
-  int64_t expected = 1;
-  for (int32_t i = v.ndim; i-- > 0;) {
-    if (v.shape[i] == 0) return true;
-    if (v.shape[i] == 1) continue;
-    if (v.strides[i] != expected) return false;
-    expected *= v.shape[i];
-  }
-  return true;
-}
-
 }  // namespace oar::kp::opencl
