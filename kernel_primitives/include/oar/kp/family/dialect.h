@@ -35,7 +35,9 @@
 
 namespace oar::kp::family {
 
-// Scalar arguments of every family kernel, passed by value. The same layout
+// Scalar arguments of every family kernel, passed by value (a lane function
+// then knows no store through its operands changes them, so reads hoist out
+// of loops). The same layout
 // is declared in OpenCL C (kp/opencl/family.h): 12 integers, then 4 doubles
 // as their bit patterns (a device without fp64 decodes them to float), read
 // in a kernel with KP_F(k).
@@ -114,7 +116,7 @@ struct MaxOp {
   [[maybe_unused]] kp_i64 lane, [[maybe_unused]] kp_i64 first, [[maybe_unused]] kp_i64 step, [[maybe_unused]] T_acc *kp_scratch, \
       [[maybe_unused]] char *p0, [[maybe_unused]] char *p1, [[maybe_unused]] char *p2,                    \
       [[maybe_unused]] char *p3, [[maybe_unused]] char *p4, [[maybe_unused]] char *p5,                    \
-      [[maybe_unused]] char *p6, [[maybe_unused]] char *p7, [[maybe_unused]] const kp_args &A
+      [[maybe_unused]] char *p6, [[maybe_unused]] char *p7, [[maybe_unused]] const kp_args A
 #define KP_LANE_NAMES lane, first, step, kp_scratch, p0, p1, p2, p3, p4, p5, p6, p7, A
 #define KP_PTR(type, k) (reinterpret_cast<type*>(p##k))
 #define T_LOAD(p, i) (static_cast<T_c>((p)[i]))

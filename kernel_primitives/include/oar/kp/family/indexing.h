@@ -80,6 +80,9 @@ struct Indexing {
     L.p[0] = operand(y), L.p[1] = operand(x), L.p[2] = operand(iv);
     L.A.i[0] = dim;
     if (rows_form(L, X, I, dim)) {
+      L.lanes /= std::max<int64_t>(L.A.i[3], 1);  // a lane per row (o, k)
+      L.work_per_lane = L.A.i[3];
+      if (L.A.i[3] == 0) return;
       OAR_KP_LAUNCH(IndexingKernels, kAll, b, L, gather_rows);
       return;
     }
@@ -172,7 +175,8 @@ struct Indexing {
     const int64_t V = w.shape[0], D = w.shape[1];
     check_indices(b, "embedding", iv, V, "a weight with " + std::to_string(V) + " rows");
     Launch L = launch("embedding", w, iv);
-    L.lanes = sdk::numel(y);
+    L.lanes = D ? sdk::numel(iv) : 0;
+    L.work_per_lane = D;
     L.p[0] = operand(y), L.p[1] = operand(w), L.p[2] = operand(iv);
     L.A.i[0] = D;
     OAR_KP_LAUNCH(IndexingKernels, kFloat, b, L, embedding);
@@ -201,14 +205,13 @@ struct Indexing {
     Operand t = b.temp(table.size() * sizeof(int64_t));
     b.write(t, table.data(), table.size() * sizeof(int64_t));
     Launch L = launch("embedding_backward", g, iv);
-    const int64_t blocks = (D + 63) / 64;  // EMB_COLS columns per lane
-    L.lanes = V * blocks;
-    L.work_per_lane = std::max<int64_t>(1, 64 * M / std::max<int64_t>(V, 1));
+    L.lanes = V;
+    L.work_per_lane = D * std::max<int64_t>(1, M / std::max<int64_t>(V, 1));
     L.p[0] = operand(gw), L.p[1] = operand(g);
     L.p[3] = t;
     L.p[4] = t;
     L.p[4].offset += (V + 1) * int64_t(sizeof(int64_t));
-    L.A.i[0] = D, L.A.i[1] = a.attr_int("padding_idx"), L.A.i[2] = blocks;
+    L.A.i[0] = D, L.A.i[1] = a.attr_int("padding_idx");
     OAR_KP_LAUNCH(IndexingKernels, kFloat, b, L, embedding_backward);
   }
 
