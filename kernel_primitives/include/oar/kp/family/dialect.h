@@ -21,7 +21,8 @@
 //            I_LOAD, T_IS_FLOAT, KP_GROUP_SUM/MAX, KP_MAX/KP_MIN, kp_exp/log/
 //            log1p/sqrt/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
 //            KP_P(k) (a kp_real parameter), KP_FROM_REAL(v) (v as T stores it),
-//            kp_philox_uniform/normal(seed, offset, i) (kp/philox.h);
+//            kp_philox_uniform/normal(seed, offset, i) (kp/philox.h),
+//            KP_COPY(dst, src, n) (n T_t elements, no overlap);
 //   operands p0..p7 (raw byte pointers, already offset), scalars A.i[12], KP_F(0..3).
 #pragma once
 
@@ -99,6 +100,13 @@ OAR_KP_HD compute_t<T> from_real(double v) {
   else return static_cast<compute_t<T>>(v);
 }
 
+// n elements from src to dst (not overlapping): memcpy on the host and in
+// CUDA/HIP device code, which both provide it.
+template <class T>
+OAR_KP_HD void copy_n(T* dst, const T* src, int64_t n) {
+  if (n > 0) memcpy(static_cast<void*>(dst), static_cast<const void*>(src), size_t(n) * sizeof(T));
+}
+
 struct SumOp {
   template <class A> OAR_KP_HD A operator()(A a, A b) const { return a + b; }
 };
@@ -137,6 +145,7 @@ struct MaxOp {
 #define kp_log1p(x) (::std::log1p(x))
 #define kp_sqrt(x) (::std::sqrt(x))
 #define kp_isnan(x) ((x) != (x))
+#define KP_COPY(dst, src, n) (::oar::kp::family::copy_n((dst), (src), (n)))
 
 // A lane kernel: a functor the CPU loop and the GPU launch templates call,
 // named like the OpenCL kernel the same macro emits there.

@@ -55,6 +55,7 @@ inline float kp_param_value(long b) {
 #define kp_log1p(x) log1p(x)
 #define kp_sqrt(x) sqrt(x)
 #define kp_isnan(x) ((x) != (x))
+#define KP_COPY(dst, src, n) for (kp_i64 kp_c = 0; kp_c < (n); ++kp_c) T_STORE(dst, kp_c, T_LOAD(src, kp_c))
 /* step is a literal after inlining: the branch folds and the barriers of
    the work-group reductions are reached only by group kernels. */
 #define KP_GROUP_SUM(v) ((step) == 1 ? (v) : oar_wg_sum((v), kp_scratch))
