@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/dnnl_common.h"
 #include "ops/ops.h"
 
@@ -21,29 +22,20 @@ using namespace nn;
 enum ConvKind : int64_t { kForward, kBackwardData, kBackwardWeight };
 
 
-struct ConvGeom {
+struct ConvGeom : sdk::ConvParams {
   ConvKind kind;
   oar_dtype_t dtype;
   Dims x, w, y;  // [N, C, H, W], [OC, C / g, KH, KW], [N, OC, OH, OW]
-  int64_t sh, sw, ph, pw, dh, dw, groups;
   bool bias = false;
   Activation act = kNoActivation;  // conv2d_act: applied to the output in the same kernel
 };
 
-// Attribute pairs arrive as 1 or 2 values (validated by the catalog).
-std::pair<int64_t, int64_t> pair_of(const sdk::KernelArgs& a, const char* name) {
-  auto v = a.attr_ints(name);
-  return {v.front(), v.back()};
-}
 
 ConvGeom geometry(const sdk::KernelArgs& a, ConvKind kind) {
   ConvGeom g;
   g.kind = kind;
   g.dtype = a.output(0).dtype;
-  std::tie(g.sh, g.sw) = pair_of(a, "stride");
-  std::tie(g.ph, g.pw) = pair_of(a, "padding");
-  std::tie(g.dh, g.dw) = pair_of(a, "dilation");
-  g.groups = a.attr_int("groups");
+  static_cast<sdk::ConvParams&>(g) = sdk::conv_params(a);
   if (kind == kForward) {
     g.x = dims_of(a.input(0)), g.w = dims_of(a.input(1)), g.y = dims_of(a.output(0));
     g.bias = a.has_input(2);

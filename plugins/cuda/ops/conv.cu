@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "oar/plugin_sdk/op_geometry.hpp"
 #include "algo_cache.h"
 #include "ops/ops.h"
 #include "ops/vendor_common.cuh"
@@ -42,18 +43,13 @@ const char* kind_name(ConvKind k) {
   return k == kForward ? "conv2d" : k == kBackwardData ? "conv2d_backward_data" : "conv2d_backward_weight";
 }
 
-struct ConvGeom {
+struct ConvGeom : sdk::ConvParams {
   ConvKind kind;
   oar_dtype_t dtype;
   int64_t x[4], w[4], y[4];  // [N, C, H, W], [OC, C / groups, KH, KW], [N, OC, OH, OW]
-  int64_t sh, sw, ph, pw, dh, dw, groups;
   bool bias = false;
 };
 
-std::pair<int64_t, int64_t> pair_of(const sdk::KernelArgs& a, const char* name) {
-  auto v = a.attr_ints(name);
-  return {v.front(), v.back()};
-}
 
 void copy4(int64_t (&dst)[4], const oar_tensor_view& v) {
   for (int i = 0; i < 4; ++i) dst[i] = v.shape[i];
@@ -63,10 +59,7 @@ ConvGeom geometry(const sdk::KernelArgs& a, ConvKind kind) {
   ConvGeom g;
   g.kind = kind;
   g.dtype = a.output(0).dtype;
-  std::tie(g.sh, g.sw) = pair_of(a, "stride");
-  std::tie(g.ph, g.pw) = pair_of(a, "padding");
-  std::tie(g.dh, g.dw) = pair_of(a, "dilation");
-  g.groups = a.attr_int("groups");
+  static_cast<sdk::ConvParams&>(g) = sdk::conv_params(a);
   if (kind == kForward) {
     copy4(g.x, a.input(0)), copy4(g.w, a.input(1)), copy4(g.y, a.output(0));
     g.bias = a.has_input(2);

@@ -6,6 +6,7 @@
 
 #include "launch.h"
 #include "oar/kp/gpu/reduce.cuh"
+#include "oar/kp/reduce_ops.h"
 #include "oar/kp/reducers.h"
 #include "ops/ops.h"
 
@@ -17,7 +18,7 @@ using namespace oar;
 
 constexpr const char* kImpl = "kp-" OAR_GPU_BACKEND_NAME;
 
-enum class Kind { kSum, kProd, kMean, kVar, kMax, kMin, kArgMax, kArgMin };
+using Kind = kp::ReduceKind;
 
 template <class Out, class T, class R>
 void run_reduce(const OpContext& c, const char* op, const T* in, const oar_tensor_view& y, const kp::ReduceGeometry& g,
@@ -72,24 +73,7 @@ oar_status_t reduce_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r) {
-  struct Entry {
-    const char* op;
-    oar_kernel_fn fn;
-    int dtypes;  // 0 all, 1 floating, 2 numeric
-  };
-  const Entry entries[] = {
-      {"sum", reduce_kernel<Kind::kSum>, 0},       {"prod", reduce_kernel<Kind::kProd>, 0},
-      {"mean", reduce_kernel<Kind::kMean>, 1},     {"var", reduce_kernel<Kind::kVar>, 1},
-      {"max", reduce_kernel<Kind::kMax>, 0},       {"min", reduce_kernel<Kind::kMin>, 0},
-      {"argmax", reduce_kernel<Kind::kArgMax>, 2}, {"argmin", reduce_kernel<Kind::kArgMin>, 2},
-  };
-  for (const auto& e : entries) {
-    const oar_status_t st = e.dtypes == 0   ? sdk::register_same_dtype(r, e.op, sdk::kAllDTypes, 1, e.fn, kImpl)
-                            : e.dtypes == 1 ? sdk::register_same_dtype(r, e.op, sdk::kFloatDTypes, 1, e.fn, kImpl)
-                                            : sdk::register_same_dtype(r, e.op, sdk::kNumericDTypes, 1, e.fn, kImpl);
-    if (st) return st;
-  }
-  return OAR_STATUS_OK;
+  return kp::register_reduction_ops(r, kImpl, []<Kind K>() -> oar_kernel_fn { return reduce_kernel<K>; });
 }
 
 }  // namespace oar_gpu

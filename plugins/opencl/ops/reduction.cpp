@@ -52,27 +52,7 @@ oar_status_t reduce_kernel(const oar_kernel_context* ctx) {
 }  // namespace
 
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r) {
-  struct Entry {
-    const char* op;
-    oar_kernel_fn fn;
-    int dtypes;  // 0 all, 1 floating, 2 numeric (as the CPU plugin)
-  };
-  const Entry entries[] = {
-      {"sum", reduce_kernel<ReduceKind::kSum>, 0},       {"prod", reduce_kernel<ReduceKind::kProd>, 0},
-      {"mean", reduce_kernel<ReduceKind::kMean>, 1},     {"var", reduce_kernel<ReduceKind::kVar>, 1},
-      {"max", reduce_kernel<ReduceKind::kMax>, 0},       {"min", reduce_kernel<ReduceKind::kMin>, 0},
-      {"argmax", reduce_kernel<ReduceKind::kArgMax>, 2}, {"argmin", reduce_kernel<ReduceKind::kArgMin>, 2},
-  };
-  for (const auto& e : entries) {
-    auto reg = [&](const auto& list) -> oar_status_t {
-      for (oar_dtype_t d : list)
-        if (oar_status_t st = sdk::register_kernel(r, e.op, {d}, e.fn, "kp-opencl")) return st;
-      return OAR_STATUS_OK;
-    };
-    oar_status_t st = e.dtypes == 0 ? reg(sdk::kAllDTypes) : e.dtypes == 1 ? reg(sdk::kFloatDTypes) : reg(sdk::kNumericDTypes);
-    if (st) return st;
-  }
-  return OAR_STATUS_OK;
+  return kp::register_reduction_ops(r, "kp-opencl", []<ReduceKind K>() -> oar_kernel_fn { return reduce_kernel<K>; });
 }
 
 }  // namespace oar_ocl

@@ -49,6 +49,27 @@ inline AxisExtents axis_extents(const oar_tensor_view& x, int64_t dim) {
   return e;
 }
 
+// A 2-D convolution's stride, padding, dilation and groups. The attributes
+// arrive as 1 or 2 values (validated by the catalog): one value serves both
+// spatial dims.
+struct ConvParams {
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
+};
+
+inline ConvParams conv_params(const KernelArgs& a) {
+  auto pair = [&](const char* name, int64_t& h, int64_t& w) {
+    std::vector<int64_t> v = a.attr_ints(name);
+    if (v.empty()) fail(OAR_STATUS_INVALID_ARGUMENT, std::string("conv2d: attribute '") + name + "' is empty");
+    h = v.front(), w = v.back();
+  };
+  ConvParams p;
+  pair("stride", p.sh, p.sw);
+  pair("padding", p.ph, p.pw);
+  pair("dilation", p.dh, p.dw);
+  p.groups = a.attr_int("groups");
+  return p;
+}
+
 // Batch norm: [outer = N, channels = C, inner = spatial]. Layer norm: one
 // "channel" per leading row, inner = the last normalized_ndim dims.
 struct NormExtents {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "oar/kp/cpu/reduce.h"
+#include "oar/kp/reduce_ops.h"
 #include "oar/kp/reducers.h"
 #include "oar/plugin_sdk/kernel_api.hpp"
 
@@ -26,7 +27,7 @@ kp::ReduceGeometry geometry(const sdk::KernelArgs& a) {
 
 template <class T> using wide_t = std::conditional_t<kp::is_floating_v<T>, double, int64_t>;
 
-enum class Kind { kSum, kProd, kMean, kVar, kMax, kMin, kArgMax, kArgMin };
+using Kind = kp::ReduceKind;
 
 template <Kind K>
 oar_status_t reduce_kernel(const oar_kernel_context* ctx) {
@@ -72,27 +73,7 @@ oar_status_t reduce_kernel(const oar_kernel_context* ctx) {
 
 inline oar_status_t register_reduction_kernels(const oar_kernel_registrar* r, const char* impl) {
   using namespace reduction_detail;
-  struct Entry {
-    const char* op;
-    oar_kernel_fn fn;
-    int dtypes;  // 0 all, 1 floating, 2 numeric
-  };
-  const Entry entries[] = {
-      {"sum", reduce_kernel<Kind::kSum>, 0},       {"prod", reduce_kernel<Kind::kProd>, 0},
-      {"mean", reduce_kernel<Kind::kMean>, 1},     {"var", reduce_kernel<Kind::kVar>, 1},
-      {"max", reduce_kernel<Kind::kMax>, 0},       {"min", reduce_kernel<Kind::kMin>, 0},
-      {"argmax", reduce_kernel<Kind::kArgMax>, 2}, {"argmin", reduce_kernel<Kind::kArgMin>, 2},
-  };
-  for (const auto& e : entries) {
-    auto reg = [&](const auto& list) -> oar_status_t {
-      for (oar_dtype_t d : list)
-        if (oar_status_t st = sdk::register_kernel(r, e.op, {d}, e.fn, impl)) return st;
-      return OAR_STATUS_OK;
-    };
-    oar_status_t st = e.dtypes == 0 ? reg(sdk::kAllDTypes) : e.dtypes == 1 ? reg(sdk::kFloatDTypes) : reg(sdk::kNumericDTypes);
-    if (st) return st;
-  }
-  return OAR_STATUS_OK;
+  return kp::register_reduction_ops(r, impl, []<Kind K>() -> oar_kernel_fn { return reduce_kernel<K>; });
 }
 
 }  // namespace oar::kp::cpu

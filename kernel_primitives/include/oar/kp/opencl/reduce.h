@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "oar/kp/reduce_ops.h"
+
 #include "oar/kp/opencl/types.h"
 #include "oar/kp/strided.h"
 
 namespace oar::kp::opencl {
 
-enum class ReduceKind { kSum, kProd, kMean, kVar, kMax, kMin, kArgMax, kArgMin };
+using kp::ReduceKind;
 
 inline int reduce_rank(size_t ndim) { return ndim <= 1 ? 1 : (ndim <= 4 ? 4 : kMaxDims); }
 
