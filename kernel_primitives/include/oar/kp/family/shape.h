@@ -99,6 +99,12 @@ struct Shape {
       const size_t k = nd - 1 - d;  // pads list the last dimension first
       meta.push_back(2 * k < pads.size() ? pads[2 * k] : 0);
     }
+    const int mode_code = mode == "reflect" ? 1 : mode == "replicate" ? 2 : 0;
+    if (!kBackward) {  // pad's column table, from the kernels' own pad_source (host-callable)
+      const int64_t lo = meta.back();
+      for (int64_t c = 0; c < out.back(); ++c)
+        meta.push_back(ShapeKernels<float, int64_t, float>::pad_source(mode_code, c, in.back(), lo));
+    }
     Launch L;
     L.family = "shape";
     L.t = x.dtype;
@@ -109,7 +115,7 @@ struct Shape {
     const Operand m = b.temp(meta.size() * sizeof(int64_t));
     b.write(m, meta.data(), meta.size() * sizeof(int64_t));
     L.p[0] = operand(a.output(0)), L.p[1] = operand(a.input(0)), L.p[2] = m;
-    L.A.i[0] = mode == "reflect" ? 1 : mode == "replicate" ? 2 : 0;
+    L.A.i[0] = mode_code;
     if (kBackward) {
       OAR_KP_LAUNCH(ShapeKernels, kNumeric, b, L, pad_backward);
     } else {
