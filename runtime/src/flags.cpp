@@ -174,6 +174,31 @@ std::vector<FlagValue> Flags::list() const {
   return flags_;
 }
 
+std::string Flags::nearest_name(const std::string& name) const {
+  // Levenshtein distance, one row at a time; names are short.
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t best_distance = 3;  // more than two edits is not a typo
+  for (const FlagValue& f : list()) {
+    const size_t d = distance(name, f.definition.name);
+    if (d < best_distance) best_distance = d, best = f.definition.name;
+  }
+  return best;
+}
+
 std::vector<std::string> Flags::unknown_environment_names() const {
   // Called once plugins have loaded, so their flags count as known.
   std::vector<std::string> unknown;

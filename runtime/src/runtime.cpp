@@ -169,10 +169,12 @@ void Runtime::load_all() {
     }
   }
   // Only now are the plugins' flags known, so a typo of one is caught too.
-  for (const auto& name : Flags::instance().unknown_environment_names())
+  for (const auto& name : Flags::instance().unknown_environment_names()) {
+    const std::string near = Flags::instance().nearest_name(name);
     log_message(LogLevel::kWarning,
-                str("unknown environment variable ", name,
-                    " ignored: it names no oar flag (oar-info lists them)"));
+                str("unknown environment variable ", name, " ignored: it names no oar flag",
+                    near.empty() ? std::string() : str(" (did you mean ", near, "?)"), "; oar-info lists them"));
+  }
 }
 
 int32_t Runtime::find_device_type(const std::string& name) const {

@@ -156,11 +156,18 @@ TEST(AbiPluginFlags, TypoOfAPluginFlagWarns) {
   ProcessResult r = run_oar_info({}, only_flagdev({{"OAR_FLAGDEV_MODD", "exact"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("unknown environment variable OAR_FLAGDEV_MODD ignored"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(did you mean OAR_FLAGDEV_MODE?)"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("OAR_FLAGDEV_MODE = 'fast'"), std::string::npos) << r.out;
   // The real name is only a flag while its plugin is loaded.
   r = run_oar_info({}, {{"OAR_PLUGIN_DEFAULT_DIR", "0"}, {"OAR_FLAGDEV_MODE", "exact"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("unknown environment variable OAR_FLAGDEV_MODE ignored"), std::string::npos) << r.err;
+  // Nothing within two edits: no suggestion.
+  r = run_oar_info({}, only_flagdev({{"OAR_SOMETHING_ELSE_ENTIRELY", "1"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("unknown environment variable OAR_SOMETHING_ELSE_ENTIRELY ignored: it names no oar flag;"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(AbiPluginFlags, InvalidEnvironmentValueKeepsTheDefault) {

@@ -83,3 +83,4 @@ def test_typo_of_a_plugin_flag_warns():
                OAR_PLUGIN_DEFAULT_DIR="1")
     assert out.returncode == 0, out.stderr
     assert "unknown environment variable OAR_FLAGDEV_MODD" in out.stderr
+    assert "did you mean OAR_FLAGDEV_MODE?" in out.stderr

@@ -55,6 +55,8 @@ class Flags {
   void forget(const std::vector<std::string>& names);
   // OAR_* names in the environment that match no flag.
   std::vector<std::string> unknown_environment_names() const;
+  // The defined flag nearest to `name` (at most two edits: a typo), or "".
+  std::string nearest_name(const std::string& name) const;
 
  private:
   Flags();
