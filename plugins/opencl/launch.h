@@ -63,13 +63,6 @@ class Launch {
           "clEnqueueNDRangeKernel");
   }
   static constexpr size_t kDefaultGroup = 64;
-  void run2d(cl_command_queue q, size_t n0, size_t n1, size_t l0, size_t l1) {
-    if (n0 == 0 || n1 == 0) return;
-    size_t global[2] = {(n0 + l0 - 1) / l0 * l0, (n1 + l1 - 1) / l1 * l1};
-    size_t local[2] = {l0, l1};
-    check(clEnqueueNDRangeKernel(q, kernel_, 2, nullptr, global, local, 0, nullptr, nullptr),
-          "clEnqueueNDRangeKernel");
-  }
   void run3d(cl_command_queue q, const size_t n[3], const size_t l[3]) {
     if (n[0] == 0 || n[1] == 0 || n[2] == 0) return;
     size_t global[3];

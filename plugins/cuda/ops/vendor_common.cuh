@@ -87,11 +87,6 @@ inline const void* dense_input(const OpContext& c, const oar_tensor_view& v) {
   return dense_copy(c, v.ndim, v.shape, v.strides, byte_ptr(v), elem_size(v.dtype));
 }
 
-template <class T>
-const T* dense_input_as(const OpContext& c, const oar_tensor_view& v) {
-  return static_cast<const T*>(dense_input(c, v));
-}
-
 // Dense storage for an output: the output itself, or workspace that finish()
 // copies back into the strided view.
 class DenseOutput {

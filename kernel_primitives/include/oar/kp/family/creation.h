@@ -77,18 +77,9 @@ struct Creation {
       std::vector<int64_t> first(static_cast<size_t>(S.lanes));
       b.read(S.p[0], first.data(), first.size() * sizeof(int64_t));
       for (int64_t f : first)
-        if (f >= 0) {
-          double q = 0;
-          sdk::visit_dtype(p.dtype, [&]<class T>() {
-            T v{};
-            Operand at = operand(p);
-            at.offset += f * int64_t(sizeof(T));
-            b.read(at, &v, sizeof(T));
-            q = double(compute_t<T>(v));
-          });
-          sdk::fail(OAR_STATUS_INVALID_ARGUMENT,
-                    "bernoulli: probabilities must be in [0, 1], got " + std::to_string(q));
-        }
+        if (f >= 0)
+          sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "bernoulli: probabilities must be in [0, 1], got " +
+                                                     std::to_string(read_element<double>(b, p, f)));
     }
     Launch L = output_launch(a.output(0));
     seed(a, L);

@@ -40,21 +40,13 @@ IndexScan scan_indices(B& b, const oar_tensor_view& idx, int64_t bound, const in
   L.p[0] = out;
   L.p[1] = operand(idx);
   L.A.i[0] = n, L.A.i[1] = chunk, L.A.i[2] = bound, L.A.i[3] = ignore != nullptr, L.A.i[4] = ignore ? *ignore : 0;
-  with_kernels<IndexScanKernels, DTypeSet::kFloat>(b, L, [&]<class K>() { b.template launch<typename K::index_scan_k>(L); });
+  OAR_KP_LAUNCH(IndexScanKernels, kFloat, b, L, index_scan);
   std::vector<int64_t> host(size_t(L.lanes) * 2);
   b.read(out, host.data(), host.size() * sizeof(int64_t));
   for (int64_t c = 0; c < L.lanes; ++c) {
     if (host[size_t(2 * c)] >= 0) {
       r.first = host[size_t(2 * c)];
-      Operand at = operand(idx);
-      at.offset += r.first * int64_t(sdk::dtype_size(idx.dtype));
-      if (idx.dtype == OAR_DTYPE_I64) {
-        b.read(at, &r.value, sizeof(int64_t));
-      } else {
-        int32_t v = 0;
-        b.read(at, &v, sizeof(v));
-        r.value = v;
-      }
+      r.value = read_element<int64_t>(b, idx, r.first);
       return r;
     }
     r.count += host[size_t(2 * c + 1)];

@@ -48,8 +48,7 @@ struct Indexing {
     b.write(o, m.data(), m.size() * sizeof(int64_t));
     return o;
   }
-  static Launch launch(const char* op, const oar_tensor_view& data, const oar_tensor_view& index) {
-    (void)op;
+  static Launch launch(const oar_tensor_view& data, const oar_tensor_view& index) {
     Launch L;
     L.family = "indexing";
     L.t = data.dtype;
@@ -59,10 +58,10 @@ struct Indexing {
   // y = x, before the accumulating ops add into it.
   template <DTypeSet Set>
   static void copy(B& b, const oar_tensor_view& y, const oar_tensor_view& x, const oar_tensor_view& index) {
-    Launch C = launch("copy", x, index);
+    Launch C = launch(x, index);
     C.lanes = sdk::numel(x);
     C.p[0] = operand(y), C.p[1] = operand(x);
-    with_kernels<IndexingKernels, Set>(b, C, [&]<class K>() { b.template launch<typename K::copy_elements_k>(C); });
+    with_kernels<IndexingKernels, Set, B>(C, [&]<class K>() { b.template launch<typename K::copy_elements_k>(C); });
   }
   static void set_alpha(Launch& L, double alpha) {
     L.A.f[0] = param_bits(alpha);
@@ -75,7 +74,7 @@ struct Indexing {
     auto X = shape_or_scalar(x), I = shape_or_scalar(iv);
     const int64_t dim = dim_of(a, X.size());
     check_indices(b, "gather", iv, X[size_t(dim)], dim_text(dim, X[size_t(dim)]));
-    Launch L = launch("gather", x, iv);
+    Launch L = launch(x, iv);
     L.lanes = sdk::numel(iv);
     L.p[0] = operand(y), L.p[1] = operand(x), L.p[2] = operand(iv);
     L.A.i[0] = dim;
@@ -98,7 +97,7 @@ struct Indexing {
     check_indices(b, "scatter_add", iv, X[size_t(dim)], dim_text(dim, X[size_t(dim)]));
     copy<DTypeSet::kNumeric>(b, y, x, iv);
     if (sdk::numel(iv) == 0) return;
-    Launch L = launch("scatter_add", x, iv);
+    Launch L = launch(x, iv);
     L.lanes = sdk::numel(iv) / I[size_t(dim)];
     L.work_per_lane = I[size_t(dim)];
     L.p[0] = operand(y), L.p[1] = operand(src), L.p[2] = operand(iv);
@@ -131,7 +130,7 @@ struct Indexing {
                            int64_t* outer) {
     const int64_t rank = std::max<int64_t>(x.ndim, 1);
     const int64_t dim = dim_of(a, size_t(rank));
-    Launch L = launch("", x, iv);
+    Launch L = launch(x, iv);
     int64_t inner = 1;
     *outer = 1;
     for (int64_t d = 0; d < x.ndim; ++d) {
@@ -174,7 +173,7 @@ struct Indexing {
     const oar_tensor_view &w = a.input(0), &iv = a.input(1), &y = a.output(0);
     const int64_t V = w.shape[0], D = w.shape[1];
     check_indices(b, "embedding", iv, V, "a weight with " + std::to_string(V) + " rows");
-    Launch L = launch("embedding", w, iv);
+    Launch L = launch(w, iv);
     L.lanes = D ? sdk::numel(iv) : 0;
     L.work_per_lane = D;
     L.p[0] = operand(y), L.p[1] = operand(w), L.p[2] = operand(iv);
@@ -204,7 +203,7 @@ struct Indexing {
     for (int64_t m = 0; m < M; ++m) table[size_t(V + 1 + fill[size_t(idx[size_t(m)])]++)] = m;
     Operand t = b.temp(table.size() * sizeof(int64_t));
     b.write(t, table.data(), table.size() * sizeof(int64_t));
-    Launch L = launch("embedding_backward", g, iv);
+    Launch L = launch(g, iv);
     L.lanes = V;
     L.work_per_lane = D * std::max<int64_t>(1, M / std::max<int64_t>(V, 1));
     L.p[0] = operand(gw), L.p[1] = operand(g);

@@ -57,6 +57,19 @@ inline void require_dense(const sdk::KernelArgs& a) {
       sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(c.op_name) + ": output " + std::to_string(k) + " is not dense");
 }
 
+// Element k of a dense view, read back to the host (ordered after the work
+// queued so far) as R: for error messages and host-side preparation.
+template <class R, class B>
+R read_element(B& b, const oar_tensor_view& v, int64_t k) {
+  return sdk::visit_dtype(v.dtype, [&]<class T>() {
+    T value{};
+    Operand at = operand(v);
+    at.offset += k * int64_t(sizeof(T));
+    b.read(at, &value, sizeof(T));
+    return static_cast<R>(compute_t<T>(value));
+  });
+}
+
 // Calls f.template operator()<I>() for an i32 or i64 index dtype.
 template <class F>
 decltype(auto) visit_index(oar_dtype_t d, F&& f) {
@@ -83,17 +96,16 @@ void visit_set(oar_dtype_t d, F&& f) {
 // launch's dtypes: `pick.template operator()<Fam<...>>()` calls
 // b.template launch<typename K::name_k>(L) itself.
 template <template <class, class, class> class Fam, DTypeSet Set, class B, class Pick>
-void with_kernels(B& b, const Launch& L, Pick&& pick) {
+void with_kernels(const Launch& L, Pick&& pick) {
   visit_set<Set>(L.t, [&]<class T>() {
     visit_index(L.i, [&]<class I>() { pick.template operator()<Fam<T, I, typename B::template acc<T>>>(); });
   });
-  (void)b;
 }
 
 // Launches kernel `name` of family class template `Fam` for dtypes `Set` (a
 // macro because the kernel is named by a member type of a dependent class).
 #define OAR_KP_LAUNCH(Fam, Set, backend, L, name)                                              \
-  ::oar::kp::family::with_kernels<Fam, ::oar::kp::family::DTypeSet::Set>(                      \
-      (backend), (L), [&]<class K>() { (backend).template launch<typename K::name##_k>(L); })
+  ::oar::kp::family::with_kernels<Fam, ::oar::kp::family::DTypeSet::Set, std::decay_t<decltype(backend)>>( \
+      (L), [&]<class K>() { (backend).template launch<typename K::name##_k>(L); })
 
 }  // namespace oar::kp::family

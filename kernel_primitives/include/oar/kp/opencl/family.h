@@ -1,4 +1,4 @@
-// OpenCL backend of the kernel primitives, part 5: programs of the
+// OpenCL backend of the kernel primitives: programs of the
 // single-source op families. A family's .kp file (kp/family/dialect.h says
 // what it may use) is embedded in the plugin at build time
 // (kp/family_sources.h, generated) and compiled here as OpenCL C after the

@@ -1,11 +1,10 @@
-// OpenCL backend of the kernel primitives: what the OpenCL nn kernels
-// (pooling, normalization, softmax) share. Per-channel and per-row
+// OpenCL backend of the kernel primitives: the work-group reductions the
+// family programs (kp/opencl/family.h) share. Per-channel and per-row
 // statistics are reduced by one work-group per group of elements: each
 // work-item folds a strided share, then a tree in local memory combines the
 // shares. The group size is a fixed power of two baked into the source (PoCL
 // compiles one variant per group size), and the accumulator type is the
-// operand's `_acc` type (double when the device has fp64), as the CPU
-// reference loops accumulate in double.
+// operand's `_acc` type (double when the device has fp64).
 #pragma once
 
 #include <cstdint>
