@@ -1,6 +1,7 @@
 #include "oar/runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "oar/error.h"
@@ -111,7 +112,26 @@ Runtime& Runtime::get() {
   return *runtime;
 }
 
-Runtime::Runtime() { load_all(); }
+Runtime::Runtime() {
+  load_all();
+  // Registered after the plugins (and the vendor libraries they opened) were
+  // loaded, so it runs before those libraries' static destructors: a plugin
+  // finishes queued device work while its driver is still whole (PoCL
+  // compiles kernels lazily on worker threads and aborts if LLVM is torn
+  // down under it).
+  std::atexit([] { Runtime::get().shutdown_plugins(); });
+}
+
+void Runtime::shutdown_plugins() {
+  for (const auto& p : plugins_) {
+    if (p->table->entries.shutdown == nullptr) continue;
+    try {
+      p->table->entries.shutdown();
+    } catch (...) {
+      // a C entry must not throw; at exit there is nobody left to tell
+    }
+  }
+}
 
 void Runtime::load_all() {
   searched_dirs_ = plugin_search_dirs();

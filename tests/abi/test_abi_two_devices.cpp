@@ -61,6 +61,17 @@ TEST(TwoDevices, NativeKernelDoesNotFallBack) {
   EXPECT_EQ(fallback_count_total(), before);
 }
 
+TEST(TwoDevices, ShutdownIsCalledAtExit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child re-runs this test from main
+  EXPECT_EXIT(
+      {
+        Runtime::get();  // loads the plugins
+        setenv("OAR_TESTDEV_REPORT_SHUTDOWN", "1", 1);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "testdev: shutdown called");
+}
+
 TEST(TwoDevices, FallbackIsVisibleAndCanBeForbidden) {
   Device t = Device::parse("testdev");
   Flags::instance().set("OAR_FALLBACK", "error");

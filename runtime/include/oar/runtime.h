@@ -80,6 +80,7 @@ class Runtime {
  private:
   Runtime();
   void load_all();
+  void shutdown_plugins();  // at exit: every plugin's optional shutdown entry
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::vector<SkippedPlugin> skipped_;
   std::vector<std::string> searched_dirs_;

@@ -55,7 +55,10 @@ oar_status_t testdev_check_device(int32_t device) {
   return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, msg);
 }
 
-static void td_shutdown(void) {}
+/* Says so when asked: tests/abi/test_abi_two_devices.cpp checks the core calls it at exit. */
+static void td_shutdown(void) {
+  if (getenv("OAR_TESTDEV_REPORT_SHUTDOWN") != NULL) fputs("testdev: shutdown called\n", stderr);
+}
 
 static oar_status_t td_device_count(int32_t* out_count) {
   if (out_count == NULL) return testdev_fail(OAR_STATUS_INVALID_ARGUMENT, "device_count: null output");
