@@ -256,7 +256,7 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   Runtime& rt = Runtime::get();
   const auto& registry = KernelRegistry::instance();
   const std::vector<KernelEntry>* impls = registry.lookup(op.id, device.type, sig_buf, n_sig);
-  if (impls == nullptr && op.decompose && given_outputs == nullptr) {
+  if (impls == nullptr && op.decompose) {
     // The composite's own node (recorded by call) carries the gradient, not its parts.
     autograd::NoGradGuard no_grad;
     std::vector<Tensor> outs = op.decompose(inputs, attrs);
@@ -265,7 +265,15 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
         throw InternalError(str("op '", op.name, "': its decomposition produced ", shape_str(outs[i].shape()), " ",
                                 dtype_name(outs[i].dtype()), ", inference says ", shape_str(metas[i].shape), " ",
                                 dtype_name(metas[i].dtype)));
-    return outs;
+    if (given_outputs == nullptr) return outs;
+    // Into the caller's outputs (an in-place update such as adam_step), after
+    // every part has read its inputs, which may be those outputs.
+    const OpSchema& copy = OpRegistry::instance().get("copy");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::vector<Tensor> into{(*given_outputs)[i]};
+      run(copy, {outs[i]}, {}, device, &into);
+    }
+    return *given_outputs;
   }
   if (impls == nullptr) {
     std::vector<DType> sig(sig_buf, sig_buf + n_sig);

@@ -43,6 +43,7 @@ const char* role_text(OpRole r) {
     case OpRole::kPublic: return "public";
     case OpRole::kBackwardKernel: return "backward kernel";
     case OpRole::kFusion: return "fusion";
+    case OpRole::kOptimizer: return "optimizer update";
   }
   return "";
 }
@@ -60,8 +61,9 @@ std::string catalog_markdown(bool with_kernels) {
   os << "# Op catalog\n\n"
      << "Generated from the catalog (`runtime/src/catalog/`) by `oar-op-docs`; do not edit by hand.\n"
      << ops.size() << " ops.\n\n"
-     << "Role: public ops are `oar.<op>`, `Tensor.<op>` and `oar::<op>`; backward kernels and fusions are\n"
-     << "called by name only (`oar.ops.<op>`, `oar::call`). Gradient: how outputs get theirs (docs/autograd.md).\n\n"
+     << "Role: public ops are `oar.<op>`, `Tensor.<op>` and `oar::<op>`; backward kernels, fusions and\n"
+     << "optimizer updates (called by `oar.optim` and `oar::optim`) are called by name only (`oar.ops.<op>`,\n"
+     << "`oar::call`). Gradient: how outputs get theirs (docs/autograd.md).\n\n"
      << "| op | inputs | outputs | attributes (default) | input dtypes | role | gradient | description |\n"
      << "|---|---|---|---|---|---|---|---|\n";
   for (const auto& op : ops) {

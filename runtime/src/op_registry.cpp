@@ -33,6 +33,7 @@ OpRegistry::OpRegistry() {
   register_nn_ops(*this);
   register_view_ops(*this);
   register_fused_ops(*this);
+  register_optimizer_ops(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

@@ -69,6 +69,9 @@ const std::string& Attrs::get_string(const std::string& n) const {
 const std::vector<int64_t>& Attrs::get_ints(const std::string& n) const {
   return get_as<std::vector<int64_t>>(*this, n, "ints");
 }
+const std::vector<double>& Attrs::get_floats(const std::string& n) const {
+  return get_as<std::vector<double>>(*this, n, "floats");
+}
 DType Attrs::get_dtype(const std::string& n) const { return get_as<DType>(*this, n, "dtype"); }
 
 const Tensor& InferContext::input(size_t i) const { return inputs.at(i); }

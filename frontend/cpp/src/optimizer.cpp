@@ -1,13 +1,15 @@
 // Optimizers: parameter groups, zero_grad, and the SGD / Adam / AdamW
-// updates. Updates build new tensors with ops under NoGradGuard and copy_
-// them into the parameter's storage, so parameters keep their identity.
+// steps. The updates are the fused sgd_step / adam_step ops
+// (oar/optim/fused_update.h), which write the parameters' and the state's
+// existing storage, so parameters keep their identity.
 #include "oar/optim/optimizer.h"
 
-#include <cmath>
+#include <tuple>
 #include <unordered_set>
 
 #include "oar/autograd.h"
 #include "oar/error.h"
+#include "oar/optim/fused_update.h"
 #include "oar/tensor_ops.h"
 
 namespace oar::optim {
@@ -121,19 +123,25 @@ Tensor SGD::step(LossClosure closure) {
   autograd::NoGradGuard no_grad;
   for (auto& group : param_groups_) {
     const auto& o = options_as<SGDOptions>(group, "SGD");
+    std::vector<Tensor> params, grads, buffers;
+    std::vector<bool> fresh;
     for (Tensor& param : group.params()) {
       Tensor grad = param.grad();
       if (!grad.defined()) continue;
-      Tensor p = param.detach();
-      Tensor g = grad;
-      if (o.weight_decay() != 0) g = g + p * o.weight_decay();
+      params.push_back(param);
+      grads.push_back(grad);
       if (o.momentum() != 0) {
         Tensor& buf = momentum_buffers_[param.impl_ptr().get()];
-        buf = buf.defined() ? buf * o.momentum() + g * (1.0 - o.dampening()) : g.clone();
-        g = o.nesterov() ? g + buf * o.momentum() : buf;
+        fresh.push_back(!buf.defined());
+        if (!buf.defined()) buf = zeros_like(param.detach());
+        buffers.push_back(buf);
       }
-      param.copy_(p - g * o.lr());
     }
+    if (params.empty()) continue;
+    SGDUpdate u;
+    u.lr = o.lr(), u.momentum = o.momentum(), u.dampening = o.dampening(), u.weight_decay = o.weight_decay();
+    u.nesterov = o.nesterov();
+    sgd_update(params, grads, buffers, fresh, u);
   }
   return loss;
 }
@@ -173,36 +181,31 @@ Tensor Adam::step(LossClosure closure) {
   const char* who = decoupled_weight_decay_ ? "AdamW" : "Adam";
   for (auto& group : param_groups_) {
     const auto& o = options_as<AdamOptions>(group, who);
-    const auto [beta1, beta2] = o.betas();
+    std::vector<Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
+    std::vector<double> steps;
     for (Tensor& param : group.params()) {
       Tensor grad = param.grad();
       if (!grad.defined()) continue;
-      Tensor p = param.detach();
-      Tensor g = grad;
       AdamParamState& s = state_[param.impl_ptr().get()];
+      Tensor p = param.detach();
       if (s.step == 0) {
         s.exp_avg = zeros_like(p);
         s.exp_avg_sq = zeros_like(p);
-        if (o.amsgrad()) s.max_exp_avg_sq = zeros_like(p);
       }
-      ++s.step;
-      if (o.weight_decay() != 0) {
-        if (decoupled_weight_decay_) p = p * (1.0 - o.lr() * o.weight_decay());
-        else g = g + p * o.weight_decay();
-      }
-      s.exp_avg = s.exp_avg * beta1 + g * (1.0 - beta1);
-      s.exp_avg_sq = s.exp_avg_sq * beta2 + square(g) * (1.0 - beta2);
-      const double bias_correction1 = 1.0 - std::pow(beta1, double(s.step));
-      const double bias_correction2 = 1.0 - std::pow(beta2, double(s.step));
-      Tensor second = s.exp_avg_sq;
-      if (o.amsgrad()) {
-        if (!s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = zeros_like(p);
-        s.max_exp_avg_sq = maximum(s.max_exp_avg_sq, s.exp_avg_sq);
-        second = s.max_exp_avg_sq;
-      }
-      Tensor denom = sqrt(second) / std::sqrt(bias_correction2) + o.eps();
-      param.copy_(p - (s.exp_avg / denom) * (o.lr() / bias_correction1));
+      if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = zeros_like(p);
+      steps.push_back(double(++s.step));
+      params.push_back(param);
+      grads.push_back(grad);
+      exp_avgs.push_back(s.exp_avg);
+      exp_avg_sqs.push_back(s.exp_avg_sq);
+      if (o.amsgrad()) max_exp_avg_sqs.push_back(s.max_exp_avg_sq);
     }
+    if (params.empty()) continue;
+    AdamUpdate u;
+    std::tie(u.beta1, u.beta2) = o.betas();
+    u.lr = o.lr(), u.eps = o.eps(), u.weight_decay = o.weight_decay(), u.amsgrad = o.amsgrad();
+    u.decoupled_weight_decay = decoupled_weight_decay_;
+    adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, {}, u);
   }
   return loss;
 }

@@ -42,5 +42,6 @@ void bind_functions(nb::module_& m);
 void bind_data(nb::module_& m);
 void bind_jit(nb::module_& m);
 void bind_onnx(nb::module_& m);
+void bind_optim(nb::module_& m);  // needs the C++ frontend (oar_cpp)
 
 }  // namespace oar::py

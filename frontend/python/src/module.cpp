@@ -13,4 +13,5 @@ NB_MODULE(_C, m) {
   oar::py::bind_data(m);
   oar::py::bind_jit(m);
   oar::py::bind_onnx(m);
+  oar::py::bind_optim(m);
 }

@@ -46,6 +46,7 @@ class Attrs {
   bool get_bool(const std::string& name) const;
   const std::string& get_string(const std::string& name) const;
   const std::vector<int64_t>& get_ints(const std::string& name) const;
+  const std::vector<double>& get_floats(const std::string& name) const;
   DType get_dtype(const std::string& name) const;
   const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
 
@@ -75,9 +76,10 @@ enum class Gradient {
 const char* gradient_name(Gradient g);
 
 // Who calls an op: frontends expose public ops as oar.<op>, Tensor.<op> and
-// oar::<op>; kernels behind a gradient rule or made by graph fusion stay
-// reachable only by name (oar.ops.<op>, oar::call).
-enum class OpRole { kPublic, kBackwardKernel, kFusion };
+// oar::<op>; kernels behind a gradient rule, made by graph fusion or behind
+// the optimizers (oar.optim, oar::optim) stay reachable only by name
+// (oar.ops.<op>, oar::call).
+enum class OpRole { kPublic, kBackwardKernel, kFusion, kOptimizer };
 
 struct InputSpec {
   std::string name;

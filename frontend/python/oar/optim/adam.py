@@ -3,14 +3,14 @@
     Adam:  g = grad + weight_decay * p        AdamW: p *= 1 - lr * weight_decay
     m = b1 * m + (1 - b1) * g;  v = b2 * v + (1 - b2) * g^2;  (AMSGrad: v_max = max(v_max, v), used for v)
     p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-"""
-import math
 
+One fused adam_step op per device and dtype updates the parameters and moments in place.
+"""
+from .. import _C
 from .._C import Tensor, is_tracing
 from .._creation import zeros_like
 from .._dtypes import float32
 from ..autograd import no_grad
-from .._ops import ops
 from .optimizer import Optimizer
 
 
@@ -35,16 +35,14 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
+        tracing = is_tracing()
         with no_grad():
             for group in self.param_groups:
-                (b1, b2), eps = group["betas"], group["eps"]
-                wd, amsgrad = group["weight_decay"], group["amsgrad"]
+                (b1, b2), amsgrad = group["betas"], group["amsgrad"]
+                params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, step_tensors = [], [], [], [], [], [], []
                 for p in group["params"]:
-                    g = p.grad
-                    if g is None:
+                    if p.grad is None:
                         continue
-                    if group["maximize"]:
-                        g = -g
                     state = self.state[p]
                     if not state:
                         state["step"] = 0
@@ -52,33 +50,26 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = zeros_like(p)
                     if amsgrad and "max_exp_avg_sq" not in state:
                         state["max_exp_avg_sq"] = zeros_like(p)
-                    lr = self._lr(group, p)
-                    if is_tracing():
+                    if tracing:
                         # A training graph: the step count is a tensor the graph increments
                         # (see _prepare_graph_state), so the bias corrections follow it.
                         step = state["step"]
                         step.copy_(step + 1)
-                        bias1, bias2 = 1 - b1 ** step, ops.sqrt(1 - b2 ** step)
+                        step_tensors.append(step)
                     else:
-                        state["step"] = step = int(state["step"]) + 1
-                        bias1, bias2 = 1 - b1 ** step, math.sqrt(1 - b2 ** step)
-                    if wd != 0:
-                        if self._decoupled:
-                            p.copy_(p * (1 - lr * wd))
-                        else:
-                            g = g + p * wd
-                    m, v = state["exp_avg"], state["exp_avg_sq"]
-                    m.copy_(m * b1 + g * (1 - b1))
-                    v.copy_(v * b2 + g * g * (1 - b2))
+                        state["step"] = int(state["step"]) + 1
+                        steps.append(float(state["step"]))
+                    params.append(p)
+                    grads.append(p.grad)
+                    exp_avgs.append(state["exp_avg"])
+                    exp_avg_sqs.append(state["exp_avg_sq"])
                     if amsgrad:
-                        vmax = state["max_exp_avg_sq"]
-                        vmax.copy_(ops.maximum(vmax, v))
-                        v = vmax
-                    step_size = lr / bias1
-                    denom = ops.sqrt(v) / bias2 + eps
-                    p.copy_(p - m / denom * step_size)
+                        max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+                if params:
+                    _C.adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, step_tensors,
+                                   float(group["lr"]), b1, b2, group["eps"], group["weight_decay"], amsgrad,
+                                   group["maximize"], self._decoupled, self._lr_tensors(group, params))
         return loss
-
 
     def _prepare_graph_state(self):
         super()._prepare_graph_state()
@@ -86,8 +77,10 @@ class Adam(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state.get(p)
-                if state and not isinstance(state["step"], Tensor):
-                    state["step"] = full((), float(state["step"]), dtype=float32, device=p.device)
+                step = state.get("step") if state else None
+                if step is not None and not (isinstance(step, Tensor) and step.dtype == float32 and step.dim() == 0
+                                             and step.device == p.device):
+                    state["step"] = full((), float(step), dtype=float32, device=p.device)
 
 
 class AdamW(Adam):

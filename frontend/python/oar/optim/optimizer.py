@@ -7,6 +7,7 @@ State is keyed by the parameter objects held in param_groups.
 import copy
 
 from .._C import Tensor, is_tracing
+from .._dtypes import float32
 from ..autograd import no_grad, enable_grad
 
 
@@ -136,9 +137,10 @@ class Optimizer:
     # ---- training graphs (oar.jit.TrainGraph) ----
     # A traced step must not freeze values that change between steps. The
     # learning rate (which schedulers change) is therefore read from a 0-d
-    # tensor per group while tracing; the graph captures that tensor by
-    # reference and TrainGraph refreshes it from group["lr"] before each run.
-    # Subclasses turn other per-step state into tensors in _prepare_graph_state.
+    # float32 tensor per group and device while tracing; the graph captures that
+    # tensor by reference and TrainGraph refreshes it from group["lr"] before
+    # each run. Subclasses turn other per-step state into tensors in
+    # _prepare_graph_state.
 
     def _prepare_graph_state(self):
         """Called by TrainGraph before tracing, outside the trace."""
@@ -147,9 +149,9 @@ class Optimizer:
         self._graph_lr_value = {}
         for group in self.param_groups:
             for p in group["params"]:
-                key = (id(group), str(p.device), str(p.dtype))
+                key = (id(group), str(p.device))
                 if key not in self._graph_lr:
-                    self._graph_lr[key] = (group, full((), group["lr"], dtype=p.dtype, device=p.device))
+                    self._graph_lr[key] = (group, full((), float(group["lr"]), dtype=float32, device=p.device))
                     self._graph_lr_value[key] = group["lr"]
 
     def _refresh_graph_state(self):
@@ -158,18 +160,27 @@ class Optimizer:
         with no_grad():
             for key, (group, t) in getattr(self, "_graph_lr", {}).items():
                 if self._graph_lr_value[key] != group["lr"]:  # only when a scheduler (or the user) changed it
-                    t.copy_(full((), group["lr"], dtype=t.dtype, device=t.device))
+                    t.copy_(full((), float(group["lr"]), dtype=t.dtype, device=t.device))
                     self._graph_lr_value[key] = group["lr"]
 
     def _lr(self, group, p):
-        """group["lr"], or while tracing the group's learning-rate tensor (see above)."""
+        """group["lr"], or while tracing the group's learning-rate tensor on p's device (see above)."""
         if not is_tracing():
             return group["lr"]
-        entry = getattr(self, "_graph_lr", {}).get((id(group), str(p.device), str(p.dtype)))
+        entry = getattr(self, "_graph_lr", {}).get((id(group), str(p.device)))
         if entry is None:
             raise RuntimeError("an optimizer step is being traced outside oar.jit.TrainGraph: "
                                "its learning rate would be frozen into the graph")
         return entry[1]
+
+    def _lr_tensors(self, group, params):
+        """For the fused updates: [] eagerly, else the group's learning-rate tensors (one per device)."""
+        if not is_tracing():
+            return []
+        tensors = {}
+        for p in params:
+            tensors.setdefault(str(p.device), self._lr(group, p))
+        return list(tensors.values())
 
     def state_dict(self):
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}; tensors are cloned."""

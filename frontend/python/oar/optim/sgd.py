@@ -2,7 +2,11 @@
 
     g = grad (+ weight_decay * p);  buf = g on the first step, else momentum * buf + (1 - dampening) * g
     g = g + momentum * buf if nesterov else buf;  p -= lr * g
+
+One fused sgd_step op per device and dtype updates the parameters and buffers in place.
 """
+from .. import _C
+from .._creation import zeros_like
 from ..autograd import no_grad
 from .optimizer import Optimizer
 
@@ -26,24 +30,22 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                momentum, dampening = group["momentum"], group["dampening"]
-                wd, nesterov = group["weight_decay"], group["nesterov"]
+                momentum = group["momentum"]
+                params, grads, buffers, fresh = [], [], [], []
                 for p in group["params"]:
-                    g = p.grad
-                    if g is None:
+                    if p.grad is None:
                         continue
-                    if group["maximize"]:
-                        g = -g
-                    if wd != 0:
-                        g = g + p * wd
+                    params.append(p)
+                    grads.append(p.grad)
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
+                        fresh.append(buf is None)  # this step sets it to the gradient
                         if buf is None:
-                            buf = g.detach().clone()
-                            state["momentum_buffer"] = buf
-                        else:
-                            buf.copy_(buf * momentum + g * (1 - dampening) if dampening else buf * momentum + g)
-                        g = g + buf * momentum if nesterov else buf
-                    p.copy_(p - g * self._lr(group, p))
+                            state["momentum_buffer"] = buf = zeros_like(p)
+                        buffers.append(buf)
+                if params:
+                    _C.sgd_update(params, grads, buffers, fresh, float(group["lr"]), momentum, group["dampening"],
+                                  group["weight_decay"], group["nesterov"], group["maximize"],
+                                  self._lr_tensors(group, params))
         return loss

@@ -70,6 +70,10 @@ class KernelArgs {
     const oar_attr& a = attr(name);
     return std::vector<int64_t>(a.ints, a.ints + a.count);
   }
+  std::vector<double> attr_floats(const char* name) const {
+    const oar_attr& a = attr(name);
+    return std::vector<double>(a.floats, a.floats + a.count);
+  }
   void* workspace(uint64_t size) const {
     void* p = nullptr;
     if (ctx_->host->workspace_allocate(ctx_->host_context, size, &p) != OAR_STATUS_OK)

@@ -19,11 +19,11 @@
 //            kp_real (double, float on OpenCL devices without fp64), kp_args;
 //   macros   KP_FN, KP_GLOBAL, KP_LANE_PARAMS, KP_PTR(type, k), T_LOAD/T_STORE,
 //            I_LOAD, T_IS_FLOAT, KP_GROUP_SUM/MAX, KP_MAX/KP_MIN, kp_exp/log/
-//            log1p/sqrt/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
+//            log1p/sqrt/pow/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
 //            KP_P(k) (a kp_real parameter), KP_FROM_REAL(v) (v as T stores it),
 //            kp_philox_uniform/normal(seed, offset, i) (kp/philox.h),
 //            KP_COPY(dst, src, n) (n T_t elements, no overlap);
-//   operands p0..p7 (raw byte pointers, already offset), scalars A.i[12], KP_F(0..3).
+//   operands p0..p7 (raw byte pointers, already offset), scalars A.i[12], KP_F(0..7).
 #pragma once
 
 #include <cmath>
@@ -39,14 +39,14 @@ namespace oar::kp::family {
 // Scalar arguments of every family kernel, passed by value (a lane function
 // then knows no store through its operands changes them, so reads hoist out
 // of loops). The same layout
-// is declared in OpenCL C (kp/opencl/family.h): 12 integers, then 4 doubles
+// is declared in OpenCL C (kp/opencl/family.h): 12 integers, then 8 doubles
 // as their bit patterns (a device without fp64 decodes them to float), read
 // in a kernel with KP_F(k).
 struct kp_args {
   int64_t i[12];
-  int64_t f[4];
+  int64_t f[8];
 };
-static_assert(sizeof(kp_args) == 128, "kp_args layout is shared with OpenCL C");
+static_assert(sizeof(kp_args) == 160, "kp_args layout is shared with OpenCL C");
 
 inline int64_t param_bits(double v) {
   int64_t b;
@@ -144,6 +144,7 @@ struct MaxOp {
 #define kp_log(x) (::std::log(x))
 #define kp_log1p(x) (::std::log1p(x))
 #define kp_sqrt(x) (::std::sqrt(x))
+#define kp_pow(x, y) (::std::pow((x), (y)))
 #define kp_isnan(x) ((x) != (x))
 #define KP_COPY(dst, src, n) (::oar::kp::family::copy_n((dst), (src), (n)))
 

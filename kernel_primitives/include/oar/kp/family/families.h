@@ -8,6 +8,7 @@
 #include "oar/kp/family/indexing.h"
 #include "oar/kp/family/loss.h"
 #include "oar/kp/family/norm.h"
+#include "oar/kp/family/optimizer.h"
 #include "oar/kp/family/pool.h"
 #include "oar/kp/family/shape.h"
 #include "oar/kp/family/softmax.h"
@@ -23,6 +24,7 @@ oar_status_t register_families(Registrar& r) {
   if (r.wants(kIndexingFamily)) Indexing<B>::register_ops(r);
   if (r.wants(kShapeFamily)) Shape<B>::register_ops(r);
   if (r.wants(kCreationFamily)) Creation<B>::register_ops(r);
+  if (r.wants(kOptimizerFamily)) Optimizer<B>::register_ops(r);
   return r.status();
 }
 

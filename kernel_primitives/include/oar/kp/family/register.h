@@ -25,6 +25,7 @@ enum Families : uint32_t {
   kIndexingFamily = 1u << 4,
   kShapeFamily = 1u << 5,
   kCreationFamily = 1u << 6,
+  kOptimizerFamily = 1u << 7,
   kAllFamilies = 0xffffffffu,
 };
 

@@ -27,7 +27,7 @@ typedef ulong kp_u64;
 typedef oar_real kp_real;
 #define kp_philox_uniform(seed, off, i) oar_philox_uniform((seed), (off), (i))
 #define kp_philox_normal(seed, off, i) oar_philox_normal((seed), (off), (i))
-typedef struct { long i[12]; long f[4]; } kp_args;
+typedef struct { long i[12]; long f[8]; } kp_args;
 #ifdef OAR_HAS_FP64
 #define KP_P(k) as_double(A.f[k])
 #else
@@ -54,6 +54,7 @@ inline float kp_param_value(long b) {
 #define kp_log(x) log(x)
 #define kp_log1p(x) log1p(x)
 #define kp_sqrt(x) sqrt(x)
+#define kp_pow(x, y) pow((x), (y))
 #define kp_isnan(x) ((x) != (x))
 #define KP_COPY(dst, src, n) for (kp_i64 kp_c = 0; kp_c < (n); ++kp_c) T_STORE(dst, kp_c, T_LOAD(src, kp_c))
 /* step is a literal after inlining: the branch folds and the barriers of
