@@ -1,6 +1,6 @@
 // Optimizer updates as ops: sgd_step and adam_step (Adam and AdamW) update
 // lists of parameters and their state in one call, with PyTorch's rules
-// (docs/optimizers.md). The kernels are the optimizer family
+// (docs/kernel_families.md, "Optimizer updates"). The kernels are the optimizer family
 // (kernel_primitives/include/oar/kp/family/optimizer.kp), written once for
 // every device family; the frontends (oar.optim, oar::optim via
 // frontend/cpp/src/fused_update.cpp) and training graphs call them with the
