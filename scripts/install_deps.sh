@@ -20,6 +20,7 @@ PACKAGES=(
   libprotobuf-dev        # protobuf runtime the ONNX classes are generated for
   protobuf-compiler      # protoc, which CMake's FindProtobuf expects alongside the library
   libonnx-testdata       # ONNX backend node tests: tests/onnx and docs/onnx_node_tests.md
+  libtbb-dev             # TBB: HIP-CPU runs GPU blocks in parallel through it (the hipcpu plugin)
 )
 # The CUDA plugin needs the CUDA toolkit with cuDNN, cuBLAS and NCCL; it is not
 # a Debian package here but is preinstalled under /usr/local/cuda on the CI and

@@ -16,7 +16,7 @@
 #include "oar/plugin_sdk/kernel_api.hpp"
 #include "oar/plugin_sdk/plugin_entry.h"
 #include "ops/ops.h"
-#if !defined(__HIPCC__)
+#if !defined(OAR_GPU_HIP)
 #include "collectives.h"
 #include "vendor_handles.h"
 #endif
@@ -74,7 +74,9 @@ oar_status_t device_get_properties(int32_t device, oar_device_properties* out) {
     gpu::DeviceProp prop{};
     check(OAR_GPU(GetDeviceProperties)(&prop, device), "GetDeviceProperties");
     std::snprintf(out->name, sizeof(out->name), "%.*s", int(sizeof(out->name) - 1), prop.name);
-#if defined(__HIPCC__)
+#if defined(OAR_GPU_HIP_CPU)
+    std::snprintf(out->vendor, sizeof(out->vendor), "HIP-CPU (GPU kernels emulated on the host CPU)");
+#elif defined(OAR_GPU_HIP)
     std::snprintf(out->vendor, sizeof(out->vendor), "AMD (%s)", prop.gcnArchName);
 #else
     std::snprintf(out->vendor, sizeof(out->vendor), "NVIDIA (sm_%d%d)", prop.major, prop.minor);
@@ -82,7 +84,9 @@ oar_status_t device_get_properties(int32_t device, oar_device_properties* out) {
     out->total_memory = prop.totalGlobalMem;
     out->compute_units = prop.multiProcessorCount;
     if (OAR_STRUCT_HAS(out, oar_device_properties, dlpack_device_type)) {
-#if defined(__HIPCC__)
+#if defined(OAR_GPU_HIP_CPU)
+      out->dlpack_device_type = kDLCPU;  // HIP-CPU's device memory is host memory
+#elif defined(OAR_GPU_HIP)
       out->dlpack_device_type = kDLROCM;
 #else
       out->dlpack_device_type = kDLCUDA;
@@ -98,7 +102,7 @@ oar_status_t device_get_capabilities(int32_t device, oar_device_capabilities* ou
     out->dtype_mask = (uint64_t(1) << OAR_DTYPE_COUNT) - 1;
     out->flags = OAR_CAPABILITY_ASYNC_COPY | OAR_CAPABILITY_EVENT_TIMING | OAR_CAPABILITY_PINNED_HOST_MEMORY |
                  OAR_CAPABILITY_PEER_COPY;
-#if !defined(__HIPCC__)
+#if !defined(OAR_GPU_HIP)
     out->flags |= OAR_CAPABILITY_COLLECTIVES;
 #endif
     out->memory_stats_fields =
@@ -394,7 +398,7 @@ oar_status_t register_kernels(const oar_kernel_registrar* registrar) {
 
 std::string g_version;
 
-#if !defined(__HIPCC__)
+#if !defined(OAR_GPU_HIP)
 // The flags this plugin reads (vendor_handles.h), declared to the core (ABI 1.2).
 const oar_flag_definition kAllowTf32Definition = {
     sizeof(oar_flag_definition), kAllowTf32Flag, OAR_FLAG_TYPE_BOOL, "0",
@@ -458,7 +462,7 @@ oar_status_t fill_api(const oar_host_api* host, oar_plugin_api* table) {
   api.event_elapsed_ms = event_elapsed_ms;
   api.register_kernels = register_kernels;
   api.memory_copy_peer = copy_peer;
-#if !defined(__HIPCC__)
+#if !defined(OAR_GPU_HIP)
   api.collectives = nccl_collectives();
   api.flag_count = sizeof(kFlags) / sizeof(kFlags[0]);
   api.flags = kFlags;

@@ -11,6 +11,7 @@
 
 #include "oar/error.h"
 #include "oar/flags.h"
+#include "oar/kernel_coverage.h"
 #include "oar/generator.h"
 #include "oar/graph/trace.h"
 #include "oar/kernel_registry.h"
@@ -225,6 +226,18 @@ std::vector<Tensor> run_fallback(const OpSchema& op, const std::vector<Tensor>& 
   return outs;
 }
 
+// Results computed elsewhere (a decomposition, the CPU fallback) written into
+// the caller's outputs on `device` by the copy kernel.
+const std::vector<Tensor>& copy_into(const std::vector<Tensor>& results, const std::vector<Tensor>& outputs,
+                                     Device device) {
+  const OpSchema& copy = OpRegistry::instance().get("copy");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::vector<Tensor> into{outputs[i]};
+    run(copy, {results[i]}, {}, device, &into);
+  }
+  return outputs;
+}
+
 std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_inputs,
                         const Attrs& attrs, Device device, const std::vector<Tensor>* given_outputs) {
   std::vector<Tensor> owned;
@@ -265,24 +278,19 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
         throw InternalError(str("op '", op.name, "': its decomposition produced ", shape_str(outs[i].shape()), " ",
                                 dtype_name(outs[i].dtype()), ", inference says ", shape_str(metas[i].shape), " ",
                                 dtype_name(metas[i].dtype)));
-    if (given_outputs == nullptr) return outs;
-    // Into the caller's outputs (an in-place update such as adam_step), after
-    // every part has read its inputs, which may be those outputs.
-    const OpSchema& copy = OpRegistry::instance().get("copy");
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const std::vector<Tensor> into{(*given_outputs)[i]};
-      run(copy, {outs[i]}, {}, device, &into);
-    }
-    return *given_outputs;
+    // Into the caller's outputs (an in-place update such as adam_step) only
+    // after every part has read its inputs, which may be those outputs.
+    return given_outputs == nullptr ? outs : copy_into(outs, *given_outputs, device);
   }
   if (impls == nullptr) {
     std::vector<DType> sig(sig_buf, sig_buf + n_sig);
     auto sigs = registry.signatures(op.id, device.type);
     bool cpu_has = device.type != rt.cpu_type() && rt.cpu_type() >= 0 &&
                    registry.lookup(op.id, rt.cpu_type(), sig.data(), sig.size()) != nullptr;
-    if (cpu_has && given_outputs == nullptr) {
+    if (cpu_has) {
       record_fallback(op, device.type_name(), sig);
-      return run_fallback(op, raw_inputs, attrs, device);
+      std::vector<Tensor> outs = run_fallback(op, raw_inputs, attrs, device);
+      return given_outputs == nullptr ? outs : copy_into(outs, *given_outputs, device);
     }
     if (sigs.empty())
       throw NotImplementedError(str("op '", op.name, "' has no kernel on device type '",
@@ -409,6 +417,7 @@ void launch_kernel(const OpSchema& op, Device device, const std::vector<KernelEn
       throw_status(st, str("op '", op.name, "' on ", device.str(), " (", impl.impl_name,
                            "): ", msg.empty() ? status_name(st) : msg));
     }
+    count_kernel_run(op.id, device.type);
     return;
   }
   throw NotImplementedError(str("op '", op.name, "' on ", device.str(),

@@ -23,6 +23,9 @@ std::vector<FlagDefinition> builtin_flag_definitions() {
        "Threads used by CPU kernels; 0 means one per core.", {}},
       {"OAR_CACHING_ALLOCATOR", FlagType::kBool, "1",
        "Reuse freed device blocks instead of returning them to the plugin.", {}},
+      {"OAR_KERNEL_COVERAGE_FILE", FlagType::kString, "",
+       "At exit, append which kernels ran and which ops fell back to the CPU, per device type, to this file "
+       "(tests of emulated devices read it; docs/hipcpu.md).", {}},
   };
 }
 

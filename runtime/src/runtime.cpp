@@ -6,6 +6,7 @@
 
 #include "oar/error.h"
 #include "oar/flags.h"
+#include "oar/kernel_coverage.h"
 #include "oar/kernel_registry.h"
 #include "oar/log.h"
 #include "oar/plugin_loader.h"
@@ -119,7 +120,11 @@ Runtime::Runtime() {
   // finishes queued device work while its driver is still whole (PoCL
   // compiles kernels lazily on worker threads and aborts if LLVM is torn
   // down under it).
-  std::atexit([] { Runtime::get().shutdown_plugins(); });
+  std::atexit([] {
+    const std::string coverage = Flags::instance().get("OAR_KERNEL_COVERAGE_FILE");
+    if (!coverage.empty()) append_kernel_coverage(coverage);
+    Runtime::get().shutdown_plugins();
+  });
 }
 
 void Runtime::shutdown_plugins() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "oar/abi/oar_plugin.h"
+#include "oar/kp/gpu/runtime.h"  // OAR_GPU_HIP
 
 namespace oar_gpu {
 
@@ -12,7 +13,7 @@ oar_status_t register_elementwise_kernels(const oar_kernel_registrar* r);
 oar_status_t register_reduction_kernels(const oar_kernel_registrar* r);
 oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 
-#if !defined(__HIPCC__)
+#if !defined(OAR_GPU_HIP)
 // Vendor libraries (CUDA only).
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);

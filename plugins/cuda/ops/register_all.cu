@@ -7,7 +7,7 @@ oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
   oar_status_t (*groups[])(const oar_kernel_registrar*) = {
       register_elementwise_kernels, register_reduction_kernels,
       register_family_kernels,
-#if !defined(__HIPCC__)
+#if !defined(OAR_GPU_HIP)
       register_matmul_kernels,      register_conv_kernels,      register_softmax_kernels,
 #endif
   };

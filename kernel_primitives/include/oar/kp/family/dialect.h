@@ -66,7 +66,8 @@ OAR_KP_HD double param_value(int64_t bits) {
 
 inline constexpr int kOperands = 8;
 
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+// (HIP-CPU runs a block's threads as fibers with a real __syncthreads.)
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(OAR_GPU_HIP_CPU)
 #define OAR_KP_GROUP_DEVICE 1
 #endif
 

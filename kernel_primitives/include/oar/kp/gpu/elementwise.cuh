@@ -43,13 +43,13 @@ DeviceLayout<N> device_layout(const StridedLayout& L) {
 
 // Element offsets of linear index i for each operand.
 template <int N>
-__device__ __forceinline__ void layout_offsets(const DeviceLayout<N>& g, int64_t i, int64_t (&off)[N]) {
-#pragma unroll
+OAR_GPU_DEVICE_INLINE void layout_offsets(const DeviceLayout<N>& g, int64_t i, int64_t (&off)[N]) {
+  OAR_GPU_UNROLL
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = g.ndim - 1; d >= 0; --d) {
     int64_t q = i % g.shape[d];
     i /= g.shape[d];
-#pragma unroll
+  OAR_GPU_UNROLL
     for (int k = 0; k < N; ++k) off[k] += q * g.strides[k][d];
   }
 }
@@ -63,10 +63,10 @@ template <class T, int Vec> struct alignas(sizeof(T) * Vec) Pack {
 // dst[j] = src[j] for the Vec elements starting at src; `full` selects one
 // vector load, otherwise only the first `count` are read.
 template <class T, int Vec>
-__device__ __forceinline__ void read_data(T (&dst)[Vec], const T* src, bool full, int count) {
+OAR_GPU_DEVICE_INLINE void read_data(T (&dst)[Vec], const T* src, bool full, int count) {
   if (full) {
     Pack<T, Vec> p = *reinterpret_cast<const Pack<T, Vec>*>(src);
-#pragma unroll
+  OAR_GPU_UNROLL
     for (int j = 0; j < Vec; ++j) dst[j] = p.v[j];
   } else {
     for (int j = 0; j < count; ++j) dst[j] = src[j];
@@ -74,10 +74,10 @@ __device__ __forceinline__ void read_data(T (&dst)[Vec], const T* src, bool full
 }
 
 template <class T, int Vec>
-__device__ __forceinline__ void write_data(T* dst, const T (&src)[Vec], bool full, int count) {
+OAR_GPU_DEVICE_INLINE void write_data(T* dst, const T (&src)[Vec], bool full, int count) {
   if (full) {
     Pack<T, Vec> p;
-#pragma unroll
+  OAR_GPU_UNROLL
     for (int j = 0; j < Vec; ++j) p.v[j] = src[j];
     *reinterpret_cast<Pack<T, Vec>*>(dst) = p;
   } else {
@@ -90,23 +90,23 @@ template <class T, int Vec> struct Regs {
 };
 
 template <class T, int Vec>
-__device__ __forceinline__ Regs<T, Vec> load(const T* src, bool full, int count) {
-  Regs<T, Vec> r;
+OAR_GPU_DEVICE_INLINE Regs<T, Vec> load(const T* src, bool full, int count) {
+  Regs<T, Vec> r{};  // lanes past `count` are computed on but never stored
   read_data<T, Vec>(r.v, src, full, count);
   return r;
 }
 
 // y[j] = f(x[j]...) in the inputs' compute types (float for f16/bf16).
 template <class Out, int Vec, class F, class... In>
-__device__ __forceinline__ void apply(Regs<Out, Vec>& y, const F& f, const Regs<In, Vec>&... x) {
-#pragma unroll
+OAR_GPU_DEVICE_INLINE void apply(Regs<Out, Vec>& y, const F& f, const Regs<In, Vec>&... x) {
+  OAR_GPU_UNROLL
   for (int j = 0; j < Vec; ++j) y.v[j] = static_cast<Out>(f(static_cast<compute_t<In>>(x.v[j])...));
 }
 
 // ---- kernels ----
 
 template <int Vec, class Out, class F, class... In>
-__global__ void elementwise_contiguous_kernel(int64_t n, Out* out, F f, const In*... in) {
+OAR_GPU_KERNEL void elementwise_contiguous_kernel(int64_t n, Out* out, F f, const In*... in) {
   const int64_t nvec = (n + Vec - 1) / Vec;
   for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < nvec; v += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = v * Vec;
@@ -119,13 +119,13 @@ __global__ void elementwise_contiguous_kernel(int64_t n, Out* out, F f, const In
 }
 
 template <class Out, class F, size_t... K, class... In>
-__device__ __forceinline__ void apply_at(const int64_t* off, Out* out, const F& f, std::index_sequence<K...>,
+OAR_GPU_DEVICE_INLINE void apply_at(const int64_t* off, Out* out, const F& f, std::index_sequence<K...>,
                                          const In*... in) {
   out[off[0]] = static_cast<Out>(f(static_cast<compute_t<In>>(in[off[K + 1]])...));
 }
 
 template <class Out, class F, class... In>
-__global__ void elementwise_strided_kernel(DeviceLayout<1 + sizeof...(In)> g, int64_t n, Out* out, F f,
+OAR_GPU_KERNEL void elementwise_strided_kernel(DeviceLayout<1 + sizeof...(In)> g, int64_t n, Out* out, F f,
                                            const In*... in) {
   constexpr int N = 1 + sizeof...(In);
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -155,15 +155,15 @@ Error elementwise(Stream stream, int ndim, const int64_t* shape, Operand<Out> ou
   if (contiguous) {
     constexpr int kVec = 4;
     if (L.numel >= kVec && aligned_for<kVec>(out.data, in.data...)) {
-      elementwise_contiguous_kernel<kVec, Out, F, In...>
-          <<<grid_for((L.numel + kVec - 1) / kVec), kBlock, 0, stream>>>(L.numel, out.data, f, in.data...);
+      launch(elementwise_contiguous_kernel<kVec, Out, F, In...>, grid_for((L.numel + kVec - 1) / kVec), kBlock, 0,
+             stream, L.numel, out.data, f, in.data...);
     } else {
-      elementwise_contiguous_kernel<1, Out, F, In...>
-          <<<grid_for(L.numel), kBlock, 0, stream>>>(L.numel, out.data, f, in.data...);
+      launch(elementwise_contiguous_kernel<1, Out, F, In...>, grid_for(L.numel), kBlock, 0, stream, L.numel,
+             out.data, f, in.data...);
     }
   } else {
-    elementwise_strided_kernel<Out, F, In...>
-        <<<grid_for(L.numel), kBlock, 0, stream>>>(device_layout<N>(L), L.numel, out.data, f, in.data...);
+    launch(elementwise_strided_kernel<Out, F, In...>, grid_for(L.numel), kBlock, 0, stream, device_layout<N>(L),
+           L.numel, out.data, f, in.data...);
   }
   return OAR_GPU(GetLastError)();
 }

@@ -15,7 +15,7 @@
 namespace oar::kp::gpu {
 
 template <class K>
-__global__ void family_lanes(int64_t n, char* p0, char* p1, char* p2, char* p3, char* p4, char* p5, char* p6,
+OAR_GPU_KERNEL void family_lanes(int64_t n, char* p0, char* p1, char* p2, char* p3, char* p4, char* p5, char* p6,
                              char* p7, family::kp_args A) {
   K k;
   for (int64_t lane = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; lane < n;
@@ -26,7 +26,7 @@ __global__ void family_lanes(int64_t n, char* p0, char* p1, char* p2, char* p3, 
 // Every thread of a block walks the same lanes, so the group reductions'
 // barriers are reached by all of them.
 template <class K>
-__global__ void family_groups(int64_t n, char* p0, char* p1, char* p2, char* p3, char* p4, char* p5, char* p6,
+OAR_GPU_KERNEL void family_groups(int64_t n, char* p0, char* p1, char* p2, char* p3, char* p4, char* p5, char* p6,
                               char* p7, family::kp_args A) {
   __shared__ typename K::acc_type scratch[kBlock];
   K k;
@@ -51,11 +51,11 @@ class FamilyBackend {
     for (int k = 0; k < family::kOperands; ++k)
       p[k] = L.p[k].mem ? static_cast<char*>(L.p[k].mem) + L.p[k].offset : nullptr;
     if (L.groups)
-      family_groups<K><<<grid_for(L.lanes, 1), kBlock, 0, stream_>>>(L.lanes, p[0], p[1], p[2], p[3], p[4], p[5],
-                                                                       p[6], p[7], L.A);
+      gpu::launch(family_groups<K>, grid_for(L.lanes, 1), kBlock, 0, stream_, L.lanes, p[0], p[1], p[2], p[3], p[4],
+                  p[5], p[6], p[7], L.A);  // gpu::: this class has a launch of its own
     else
-      family_lanes<K><<<grid_for(L.lanes), kBlock, 0, stream_>>>(L.lanes, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
-                                                                 p[7], L.A);
+      gpu::launch(family_lanes<K>, grid_for(L.lanes), kBlock, 0, stream_, L.lanes, p[0], p[1], p[2], p[3], p[4], p[5],
+                  p[6], p[7], L.A);
     check(OAR_GPU(GetLastError)(), K::kName);
   }
 

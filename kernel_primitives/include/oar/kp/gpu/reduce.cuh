@@ -43,7 +43,7 @@ inline DeviceReduceGeometry device_geometry(const ReduceGeometry& g) {
   return d;
 }
 
-__device__ __forceinline__ void kept_offsets(const DeviceReduceGeometry& g, int64_t o, int64_t& in_off,
+OAR_GPU_DEVICE_INLINE void kept_offsets(const DeviceReduceGeometry& g, int64_t o, int64_t& in_off,
                                              int64_t& out_off) {
   in_off = out_off = 0;
   for (int d = g.nkept - 1; d >= 0; --d) {
@@ -54,7 +54,7 @@ __device__ __forceinline__ void kept_offsets(const DeviceReduceGeometry& g, int6
   }
 }
 
-__device__ __forceinline__ int64_t reduced_offset(const DeviceReduceGeometry& g, int64_t r) {
+OAR_GPU_DEVICE_INLINE int64_t reduced_offset(const DeviceReduceGeometry& g, int64_t r) {
   int64_t off = 0;
   for (int d = g.nred - 1; d >= 0; --d) {
     off += (r % g.red_shape[d]) * g.red_in[d];
@@ -67,7 +67,7 @@ __device__ __forceinline__ int64_t reduced_offset(const DeviceReduceGeometry& g,
 
 // This thread's accumulation of reduced elements begin + tid, begin + tid + step, ... < end.
 template <class T, class R>
-__device__ __forceinline__ typename R::acc_t read_reduced(const T* base, const DeviceReduceGeometry& g, const R& r,
+OAR_GPU_DEVICE_INLINE typename R::acc_t read_reduced(const T* base, const DeviceReduceGeometry& g, const R& r,
                                                           int64_t begin, int64_t end, int tid, int step) {
   typename R::acc_t acc = r.init();
   for (int64_t i = begin + tid; i < end; i += step)
@@ -78,7 +78,7 @@ __device__ __forceinline__ typename R::acc_t read_reduced(const T* base, const D
 // Tree-combines one accumulator per thread; thread 0 gets the block's result.
 // `shared` holds blockDim.x accumulators.
 template <class R>
-__device__ __forceinline__ typename R::acc_t block_reduce(typename R::acc_t acc, const R& r,
+OAR_GPU_DEVICE_INLINE typename R::acc_t block_reduce(typename R::acc_t acc, const R& r,
                                                           typename R::acc_t* shared) {
   shared[threadIdx.x] = acc;
   __syncthreads();
@@ -94,7 +94,7 @@ __device__ __forceinline__ typename R::acc_t block_reduce(typename R::acc_t acc,
 constexpr int64_t kThreadReduceMax = 32;
 
 template <class T, class Out, class R>
-__global__ void reduce_thread_kernel(DeviceReduceGeometry g, const T* in, Out* out, R r) {
+OAR_GPU_KERNEL void reduce_thread_kernel(DeviceReduceGeometry g, const T* in, Out* out, R r) {
   for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < g.n_out; o += int64_t(gridDim.x) * blockDim.x) {
     int64_t io, oo;
     kept_offsets(g, o, io, oo);
@@ -106,11 +106,10 @@ __global__ void reduce_thread_kernel(DeviceReduceGeometry g, const T* in, Out* o
 // blockIdx.x: output; blockIdx.y: split of the reduced range (gridDim.y
 // splits). With one split the block writes the result, else its partial.
 template <class T, class Out, class R>
-__global__ void reduce_block_kernel(DeviceReduceGeometry g, const T* in, Out* out, R r,
+OAR_GPU_KERNEL void reduce_block_kernel(DeviceReduceGeometry g, const T* in, Out* out, R r,
                                     typename R::acc_t* partial) {
   using Acc = typename R::acc_t;
-  extern __shared__ unsigned char smem[];
-  Acc* shared = reinterpret_cast<Acc*>(smem);
+  OAR_GPU_DYNAMIC_SHARED(Acc, shared);
   const int64_t o = blockIdx.x;
   const int64_t chunk = (g.n_red + gridDim.y - 1) / gridDim.y;
   const int64_t begin = int64_t(blockIdx.y) * chunk;
@@ -124,7 +123,7 @@ __global__ void reduce_block_kernel(DeviceReduceGeometry g, const T* in, Out* ou
 }
 
 template <class Out, class R>
-__global__ void reduce_partials_kernel(DeviceReduceGeometry g, const typename R::acc_t* partial, int splits,
+OAR_GPU_KERNEL void reduce_partials_kernel(DeviceReduceGeometry g, const typename R::acc_t* partial, int splits,
                                        Out* out, R r) {
   for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < g.n_out; o += int64_t(gridDim.x) * blockDim.x) {
     typename R::acc_t acc = r.init();
@@ -144,7 +143,7 @@ Error reduce(Stream stream, const T* in, Out* out, const ReduceGeometry& geometr
   if (geometry.n_out == 0) return OAR_GPU(Success);
   DeviceReduceGeometry g = device_geometry(geometry);
   if (g.n_red <= kThreadReduceMax) {
-    reduce_thread_kernel<T, Out, R><<<grid_for(g.n_out), kBlock, 0, stream>>>(g, in, out, r);
+    launch(reduce_thread_kernel<T, Out, R>, grid_for(g.n_out), kBlock, 0, stream, g, in, out, r);
     return OAR_GPU(GetLastError)();
   }
   // Aim for ~2048 blocks in all; split only while each split keeps >= 4 elements per thread.
@@ -160,9 +159,8 @@ Error reduce(Stream stream, const T* in, Out* out, const ReduceGeometry& geometr
   if (splits > 1) partial = static_cast<Acc*>(workspace(uint64_t(g.n_out) * uint64_t(splits) * sizeof(Acc)));
   if (g.n_out > 0x7fffffff) return OAR_GPU(ErrorInvalidConfiguration);  // gridDim.x's limit
   dim3 grid(unsigned(g.n_out), unsigned(splits));
-  reduce_block_kernel<T, Out, R><<<grid, kBlock, kBlock * sizeof(Acc), stream>>>(g, in, out, r, partial);
-  if (splits > 1)
-    reduce_partials_kernel<Out, R><<<grid_for(g.n_out), kBlock, 0, stream>>>(g, partial, int(splits), out, r);
+  launch(reduce_block_kernel<T, Out, R>, grid, kBlock, kBlock * sizeof(Acc), stream, g, in, out, r, partial);
+  if (splits > 1) launch(reduce_partials_kernel<Out, R>, grid_for(g.n_out), kBlock, 0, stream, g, partial, int(splits), out, r);
   return OAR_GPU(GetLastError)();
 }
 
