@@ -6,7 +6,7 @@ optimizer kernel family) against two baselines run side by side in this script:
   torch     torch.optim with foreach=False and foreach=True, when PyTorch is installed (CPU only).
 
 Parameter lists: ResNet-18 (62 tensors, 11.7 M values) and a 4-layer transformer encoder (d=768,
-ffn 3072: 58 tensors, 28.4 M values), f32. Each figure is the median of several steps; ratios
+ffn 3072: 50 tensors, 28.4 M values), f32. Each figure is the median of several steps; ratios
 are baseline_time / fused_time (> 1: the fused update is faster). The bandwidth line relates
 the bytes an update must move (Adam: read p, g, m, v, write p, m, v) to a NumPy copy's
 bandwidth on this machine, as a roofline for the memory-bound update.
