@@ -56,10 +56,13 @@ double median_ms(const std::function<void()>& fn, int reps = 9, int inner = 5) {
   return ms[ms.size() / 2];
 }
 
-void print_row(const std::string& name, double oar_ms, double base_ms, const char* baseline, double work,
+// work_per_unit: the operations one run does, counted in the unit's own
+// scale (1e12 flops for TFLOP/s), so rate = work_per_unit / seconds.
+void print_row(const std::string& name, double oar_ms, double base_ms, const char* baseline, double work_per_unit,
                const char* unit) {
   std::printf("%-34s oar %8.3f ms %9.1f %-7s | %-14s %8.3f ms %9.1f %-7s | fraction %.3f\n", name.c_str(), oar_ms,
-              work / oar_ms / 1e6, unit, baseline, base_ms, work / base_ms / 1e6, unit, base_ms / oar_ms);
+              work_per_unit / (oar_ms * 1e-3), unit, baseline, base_ms, work_per_unit / (base_ms * 1e-3), unit,
+              base_ms / oar_ms);
 }
 
 // oar matmul vs cublasGemmEx on the same device buffers (row-major C = A B
@@ -80,7 +83,7 @@ void bench_gemm(Device dev, DType dt, bool tf32, cublasHandle_t handle) {
   };
   double base_ms = median_ms(direct);
   std::string name = std::string("matmul 4096^3 ") + (dt == DType::bf16 ? "bf16" : tf32 ? "f32 (TF32)" : "f32");
-  print_row(name, oar_ms, base_ms, "cuBLAS", 2.0 * double(n) * double(n) * double(n) / 1e6, "TFLOP/s");
+  print_row(name, oar_ms, base_ms, "cuBLAS", 2.0 * double(n) * double(n) * double(n) / 1e12, "TFLOP/s");
 }
 
 void bench_add(Device dev) {
