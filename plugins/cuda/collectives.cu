@@ -24,6 +24,7 @@
 
 #include "collectives.h"
 #include "gpu_device.h"
+#include "vendor_handles.h"
 
 namespace oar_gpu {
 
@@ -103,11 +104,26 @@ class Backoff {
   int us_ = 1;
 };
 
-// The communicator's state once `r` (a call's result) has settled: ncclSuccess,
-// or the error. Unbounded, like the blocking call it stands for.
-ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
+using Clock = std::chrono::steady_clock;
+
+// When a wait of `timeout_ms` (<= 0: the plugin's OAR_CUDA_NCCL_TIMEOUT_MS)
+// starting now gives up. Capped at ten years so "forever" cannot overflow.
+Clock::time_point deadline_after(int64_t timeout_ms) {
+  if (timeout_ms <= 0) timeout_ms = nccl_timeout_ms();
+  timeout_ms = std::clamp<int64_t>(timeout_ms, 1, int64_t(10) * 365 * 24 * 3600 * 1000);
+  return Clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+int64_t ms_until(Clock::time_point deadline, Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start).count();
+}
+
+// The communicator's state once `r` (a call's result) has settled:
+// ncclSuccess or the error; still ncclInProgress when `deadline` passed first.
+ncclResult_t settle(ncclComm_t comm, ncclResult_t r, Clock::time_point deadline) {
   Backoff backoff;
   while (r == ncclInProgress) {
+    if (Clock::now() >= deadline) return ncclInProgress;
     backoff.wait();
     ncclResult_t q = nccl().CommGetAsyncError(comm, &r);
     if (q != ncclSuccess) return q;
@@ -264,16 +280,25 @@ void enqueue(Comm* c, oar_stream_t stream, const char* what, const char* nccl_ca
   DeviceGuard guard(c->device);
   // An earlier operation's asynchronous failure (a peer gone, a network
   // error) leaves the communicator unusable: say so instead of enqueueing.
+  const auto start = Clock::now();
+  const auto deadline = deadline_after(0);
+  auto timed_out = [&](const std::string& waiting_for) {
+    sdk::fail(OAR_STATUS_TIMEOUT, std::string(what) + " on " + c->where() + ": " + waiting_for + " for " +
+                                      std::to_string(ms_until(deadline, start)) +
+                                      " ms (OAR_CUDA_NCCL_TIMEOUT_MS); release the communicator with comm_abort");
+  };
   ncclResult_t state = ncclSuccess;
   ncclResult_t q = nccl().CommGetAsyncError(c->nccl, &state);
   if (q != ncclSuccess) fail_nccl(q, c->nccl, std::string(what) + ": ncclCommGetAsyncError on " + c->where());
-  state = settle(c->nccl, state);
+  state = settle(c->nccl, state, deadline);
+  if (state == ncclInProgress) timed_out("an earlier operation did not settle");
   if (state != ncclSuccess)
     fail_nccl(state, c->nccl,
               std::string(what) + " on " + c->where() +
                   ": the communicator failed in an earlier operation (release it with comm_abort)");
   gpu::Stream s = to_stream(stream);
-  ncclResult_t r = settle(c->nccl, call(s));
+  ncclResult_t r = settle(c->nccl, call(s), deadline);
+  if (r == ncclInProgress) timed_out(std::string(nccl_call) + " did not settle");
   if (r != ncclSuccess) fail_nccl(r, c->nccl, std::string(what) + ": " + nccl_call + " on " + c->where());
   c->track(s);
 }
@@ -290,51 +315,125 @@ oar_status_t get_unique_id(oar_comm_unique_id* out_id) {
   });
 }
 
-oar_status_t comm_init(int32_t device, const oar_comm_unique_id* id, int32_t world_size, int32_t rank,
-                       oar_comm_t* out_comm) {
-  return guarded([&] {
-    if (out_comm == nullptr) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "comm_init: null output");
-    *out_comm = nullptr;
-    if (id == nullptr) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "comm_init: null unique id");
-    if (world_size < 1)
-      sdk::fail(OAR_STATUS_INVALID_ARGUMENT,
-                "comm_init: world_size must be at least 1, got " + std::to_string(world_size));
-    if (rank < 0 || rank >= world_size)
-      sdk::fail(OAR_STATUS_OUT_OF_RANGE, "comm_init: rank " + std::to_string(rank) + " out of range [0, " +
-                                             std::to_string(world_size) + ")");
-    DeviceGuard guard(device);  // NCCL binds the communicator to the current device
+// Creates the communicators of ranks[i] on devices[i] (i < count) inside one
+// NCCL group, so the ranks one thread hosts join together, and waits until
+// all have joined or `timeout_ms` passed. On failure everything is aborted
+// and released, out_comms stay NULL, and the error names the ranks.
+void init_ranks(const char* what, const oar_comm_unique_id* id, int32_t world_size, int32_t count,
+                const int32_t* devices, const int32_t* ranks, int64_t timeout_ms, oar_comm_t* out_comms) {
+  if (out_comms == nullptr) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(what) + ": null output");
+  if (count < 1) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(what) + ": count must be at least 1, got " +
+                                                            std::to_string(count));
+  for (int32_t i = 0; i < count; ++i) out_comms[i] = nullptr;
+  if (id == nullptr) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(what) + ": null unique id");
+  if (devices == nullptr || ranks == nullptr)
+    sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(what) + ": null devices or ranks");
+  if (world_size < 1)
+    sdk::fail(OAR_STATUS_INVALID_ARGUMENT,
+              std::string(what) + ": world_size must be at least 1, got " + std::to_string(world_size));
+  if (count > world_size)
+    sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(count) +
+                                               " ranks asked for in a world of " + std::to_string(world_size));
+  for (int32_t i = 0; i < count; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= world_size)
+      sdk::fail(OAR_STATUS_OUT_OF_RANGE, std::string(what) + ": rank " + std::to_string(ranks[i]) +
+                                             " out of range [0, " + std::to_string(world_size) + ")");
+    for (int32_t j = 0; j < i; ++j)
+      if (ranks[j] == ranks[i])
+        sdk::fail(OAR_STATUS_INVALID_ARGUMENT, std::string(what) + ": rank " + std::to_string(ranks[i]) + " given twice");
+    require_device(devices[i]);
+  }
 
+  std::vector<std::unique_ptr<Comm>> comms;
+  // Aborts what NCCL created and frees the rest, then reports `code: msg`.
+  auto give_up = [&](oar_status_t code, const std::string& msg) {
+    for (auto& c : comms) {
+      if (c->nccl != nullptr) {
+        DeviceGuard guard(c->device);
+        (void)nccl().CommAbort(c->nccl);
+      }
+      free_comm(c.release(), false);
+    }
+    sdk::fail(code, msg);
+  };
+  for (int32_t i = 0; i < count; ++i) {
+    DeviceGuard guard(devices[i]);
     auto c = std::make_unique<Comm>();
-    c->device = device;
-    c->rank = rank;
+    c->device = devices[i];
+    c->rank = ranks[i];
     c->world = world_size;
     cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&c->scratch), sizeof(int32_t));
+    if (err != cudaSuccess) c->scratch = nullptr;
+    else err = cudaMemset(c->scratch, 0, sizeof(int32_t));
+    const std::string where = c->where();
+    comms.push_back(std::move(c));
     if (err != cudaSuccess) {
-      c->scratch = nullptr;
-      fail_gpu(err, "comm_init: cudaMalloc of the barrier scratch on " + c->where());
+      (void)cudaGetLastError();
+      give_up(err == cudaErrorMemoryAllocation ? OAR_STATUS_OUT_OF_MEMORY : OAR_STATUS_DEVICE_ERROR,
+              std::string(what) + ": the barrier scratch on " + where + ": " + cudaGetErrorString(err));
     }
-    err = cudaMemset(c->scratch, 0, sizeof(int32_t));
-    if (err != cudaSuccess) {
-      free_comm(c.release(), false);
-      fail_gpu(err, "comm_init: cudaMemset of the barrier scratch");
-    }
+  }
 
-    ncclUniqueId nid;
-    std::memcpy(&nid, id->bytes, sizeof(nid));
+  ncclUniqueId nid;
+  std::memcpy(&nid, id->bytes, sizeof(nid));
+  const auto start = Clock::now();
+  const auto deadline = deadline_after(timeout_ms);
+  // One group: NCCL then joins the ranks together instead of waiting inside
+  // the first for peers this thread has not created yet. Non-blocking, so a
+  // peer that never joins costs a bounded wait, not a hung rank.
+  ncclResult_t r = nccl().GroupStart();
+  if (r != ncclSuccess) give_up(status_for(r), nccl_message(r, nullptr, std::string(what) + ": ncclGroupStart"));
+  ncclResult_t first_error = ncclSuccess;
+  std::string first_where;
+  for (auto& c : comms) {
+    DeviceGuard guard(c->device);  // NCCL binds each communicator to the current device
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    ncclResult_t r = nccl().CommInitRankConfig(&c->nccl, world_size, nid, rank, &config);
-    // In progress: the handle exists and joins its peers in the background.
-    r = settle(c->nccl, r);
-    if (r != ncclSuccess) {
-      std::string msg = nccl_message(r, c->nccl, "comm_init: ncclCommInitRankConfig for " + c->where());
-      // A synchronous failure leaves no communicator; an asynchronous one must be aborted.
-      if (c->nccl != nullptr) (void)nccl().CommAbort(c->nccl);
-      free_comm(c.release(), false);
-      sdk::fail(status_for(r), msg);
+    r = nccl().CommInitRankConfig(&c->nccl, world_size, nid, c->rank, &config);
+    if (r != ncclSuccess && r != ncclInProgress && first_error == ncclSuccess) {
+      first_error = r;
+      first_where = c->where();
     }
-    *out_comm = reinterpret_cast<oar_comm_t>(c.release());
-  });
+  }
+  r = nccl().GroupEnd();
+  if (first_error != ncclSuccess)
+    give_up(status_for(first_error), nccl_message(first_error, nullptr, std::string(what) +
+                                                                            ": ncclCommInitRankConfig for " + first_where));
+  if (r != ncclSuccess && r != ncclInProgress)
+    give_up(status_for(r), nccl_message(r, nullptr, std::string(what) + ": ncclGroupEnd"));
+
+  std::string waiting;
+  for (auto& c : comms) {
+    DeviceGuard guard(c->device);
+    ncclResult_t state = ncclInProgress;
+    if (c->nccl != nullptr) {
+      ncclResult_t q = nccl().CommGetAsyncError(c->nccl, &state);
+      if (q != ncclSuccess) state = q;
+    }
+    state = settle(c->nccl, state, deadline);
+    if (state == ncclInProgress) {
+      waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->rank);
+    } else if (state != ncclSuccess) {
+      give_up(status_for(state), nccl_message(state, c->nccl, std::string(what) + ": joining " + c->where()));
+    }
+  }
+  if (!waiting.empty())
+    give_up(OAR_STATUS_TIMEOUT, std::string(what) + ": rank(s) " + waiting + " of a world of " +
+                                    std::to_string(world_size) + " still waiting for their peers after " +
+                                    std::to_string(ms_until(deadline, start)) +
+                                    " ms (did every rank call comm_init with the same unique id?); "
+                                    "the communicators were aborted");
+  for (int32_t i = 0; i < count; ++i) out_comms[i] = reinterpret_cast<oar_comm_t>(comms[size_t(i)].release());
+}
+
+oar_status_t comm_init(int32_t device, const oar_comm_unique_id* id, int32_t world_size, int32_t rank,
+                       oar_comm_t* out_comm) {
+  return guarded([&] { init_ranks("comm_init", id, world_size, 1, &device, &rank, 0, out_comm); });
+}
+
+oar_status_t comm_init_ranks(const oar_comm_unique_id* id, int32_t world_size, int32_t count, const int32_t* devices,
+                             const int32_t* ranks, int64_t timeout_ms, oar_comm_t* out_comms) {
+  return guarded([&] { init_ranks("comm_init_ranks", id, world_size, count, devices, ranks, timeout_ms, out_comms); });
 }
 
 oar_status_t comm_destroy(oar_comm_t comm) {
@@ -344,7 +443,18 @@ oar_status_t comm_destroy(oar_comm_t comm) {
     // Finalize flushes outstanding work (waiting for every peer), then
     // destroy frees; a failure on the way aborts instead, so the handle is
     // always released.
-    ncclResult_t r = settle(c->nccl, nccl().CommFinalize(c->nccl));
+    const auto start = Clock::now();
+    const auto deadline = deadline_after(0);
+    ncclResult_t r = settle(c->nccl, nccl().CommFinalize(c->nccl), deadline);
+    if (r == ncclInProgress) {
+      const std::string where = c->where();
+      (void)nccl().CommAbort(c->nccl);
+      free_comm(c, false);
+      sdk::fail(OAR_STATUS_TIMEOUT, "comm_destroy: " + where + " still flushing its operations after " +
+                                        std::to_string(ms_until(deadline, start)) +
+                                        " ms (OAR_CUDA_NCCL_TIMEOUT_MS; a peer that never reached comm_destroy?); "
+                                        "the communicator was aborted");
+    }
     if (r != ncclSuccess) {
       std::string msg = nccl_message(r, c->nccl, "comm_destroy: ncclCommFinalize on " + c->where());
       (void)nccl().CommAbort(c->nccl);
@@ -365,10 +475,9 @@ oar_status_t comm_abort(oar_comm_t comm, int64_t timeout_ms) {
   return guarded([&] {
     Comm* c = comm_of(comm, "comm_abort");
     DeviceGuard guard(c->device);
-    using clock = std::chrono::steady_clock;
     // Capped (at ten years) so that "forever" (INT64_MAX) cannot overflow the clock.
     const int64_t wait_ms = std::clamp<int64_t>(timeout_ms, 0, int64_t(10) * 365 * 24 * 3600 * 1000);
-    const auto deadline = clock::now() + std::chrono::milliseconds(wait_ms);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
     // Wait for outstanding work (a settling NCCL call, or enqueued kernels)
     // until it finishes, the communicator reports a failure, or time is up.
     ncclResult_t state = ncclSuccess;
@@ -379,7 +488,7 @@ oar_status_t comm_abort(oar_comm_t comm, int64_t timeout_ms) {
       if (q != ncclSuccess) state = q;
       if (state != ncclSuccess && state != ncclInProgress) break;
       outstanding = state == ncclInProgress || c->work_pending();
-      if (!outstanding || clock::now() >= deadline) break;
+      if (!outstanding || Clock::now() >= deadline) break;
       backoff.wait();
     }
     const bool failed = state != ncclSuccess && state != ncclInProgress;
@@ -452,8 +561,8 @@ oar_status_t reduce_scatter(oar_comm_t comm, const void* src, void* dst, uint64_
   });
 }
 
-// A lone send or recv to this rank itself would wait forever for its partner:
-// the ABI has no group call to pair them.
+// A lone send or recv to this rank itself would wait forever for its partner
+// (NCCL pairs a self-exchange only inside one group; p2p_batch refuses it too).
 void require_peer(const Comm* c, int32_t peer, const char* what) {
   require_rank(c, peer, what, "peer");
   if (peer == c->rank)
@@ -486,6 +595,44 @@ oar_status_t recv(oar_comm_t comm, void* dst, uint64_t count, oar_dtype_t dtype,
   });
 }
 
+const char* p2p_kind_name(oar_p2p_kind_t kind) { return kind == OAR_P2P_SEND ? "send" : "recv"; }
+
+// The ops as one NCCL group (see oar_plugin.h): NCCL matches and progresses
+// them together, so exchanges between ranks cannot deadlock on buffer space.
+oar_status_t p2p_batch(oar_comm_t comm, const oar_p2p_op* ops, uint32_t count, oar_stream_t stream) {
+  return guarded([&] {
+    Comm* c = comm_of(comm, "p2p_batch");
+    if (count == 0) return;
+    if (ops == nullptr) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, "p2p_batch: null ops with count " + std::to_string(count));
+    std::vector<ncclDataType_t> types(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      const oar_p2p_op& op = ops[i];
+      const std::string what = "p2p_batch: op " + std::to_string(i);
+      if (op.kind != OAR_P2P_SEND && op.kind != OAR_P2P_RECV)
+        sdk::fail(OAR_STATUS_INVALID_ARGUMENT, what + ": kind " + std::to_string(op.kind) +
+                                                   " is neither OAR_P2P_SEND nor OAR_P2P_RECV");
+      if (op.reserved != 0) sdk::fail(OAR_STATUS_INVALID_ARGUMENT, what + ": reserved must be 0");
+      types[i] = nccl_dtype(op.dtype, what.c_str(), false);
+      require_peer(c, op.peer, p2p_kind_name(op.kind));
+      require_buffer(op.buffer, op.count, what.c_str(), "buffer");
+    }
+    enqueue(c, stream, "p2p_batch", "ncclGroupStart/ncclSend/ncclRecv/ncclGroupEnd", [&](gpu::Stream s) {
+      ncclResult_t r = nccl().GroupStart();
+      if (r != ncclSuccess) return r;
+      for (uint32_t i = 0; i < count; ++i) {
+        const oar_p2p_op& op = ops[i];
+        r = op.kind == OAR_P2P_SEND ? nccl().Send(op.buffer, size_t(op.count), types[i], op.peer, c->nccl, s)
+                                    : nccl().Recv(op.buffer, size_t(op.count), types[i], op.peer, c->nccl, s);
+        if (r != ncclSuccess && r != ncclInProgress) {
+          (void)nccl().GroupEnd();
+          return r;
+        }
+      }
+      return nccl().GroupEnd();
+    });
+  });
+}
+
 // Later work on `stream` starts only once every rank has reached the barrier:
 // an in-place all-reduce of one element whose value nobody reads.
 oar_status_t barrier(oar_comm_t comm, oar_stream_t stream) {
@@ -514,6 +661,8 @@ const oar_collectives_api* nccl_collectives() {
     a.send = send;
     a.recv = recv;
     a.barrier = barrier;
+    a.p2p_batch = p2p_batch;
+    a.comm_init_ranks = comm_init_ranks;
     return a;
   }();
   return &api;

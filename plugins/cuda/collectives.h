@@ -10,6 +10,14 @@
 //  - bool moves as one byte per element; reductions on bool are refused.
 //  - every call with a stream is ordered on that stream (NULL: the device's
 //    default stream) and returns once the work is enqueued.
+//  - comm_init, comm_init_ranks (1.3) and comm_destroy wait for peers at most
+//    OAR_CUDA_NCCL_TIMEOUT_MS (comm_init_ranks: its timeout_ms when > 0), then
+//    abort, release and return OAR_STATUS_TIMEOUT; an operation that cannot
+//    be enqueued within it returns OAR_STATUS_TIMEOUT and leaves the
+//    communicator for comm_abort.
+//  - comm_init_ranks and p2p_batch (1.3) are each one NCCL group: the ranks
+//    one thread hosts join together; the sends and receives of an exchange
+//    progress together.
 //  - comm_destroy waits for the communicator's outstanding work (and for every
 //    peer to reach it); comm_abort(timeout_ms) waits at most timeout_ms
 //    (<= 0: not at all), then aborts. Both release the handle whatever they

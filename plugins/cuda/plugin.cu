@@ -415,8 +415,14 @@ const oar_flag_definition kCudnnWorkspaceLimitDefinition = {
     "Largest workspace, in MiB, a cuDNN convolution algorithm may use; algorithms needing more "
     "are skipped. Read at each convolution call.",
     nullptr};
+const oar_flag_definition kNcclTimeoutDefinition = {
+    sizeof(oar_flag_definition), kNcclTimeoutFlag, OAR_FLAG_TYPE_INT, "600000",
+    "Longest wait, in ms, of a collectives call for its peers: communicator set-up (comm_init), "
+    "teardown (comm_destroy) and an operation that cannot be enqueued; past it the call returns "
+    "OAR_STATUS_TIMEOUT and a half-made communicator is aborted. Read at each call.",
+    nullptr};
 const oar_flag_definition* const kFlags[] = {&kAllowTf32Definition, &kCudnnExhaustiveSearchDefinition,
-                                             &kCudnnWorkspaceLimitDefinition};
+                                             &kCudnnWorkspaceLimitDefinition, &kNcclTimeoutDefinition};
 #endif
 
 oar_plugin_api g_api;

@@ -3,10 +3,14 @@
 // kernels (see vendor_handles.h). Handles live in thread-local storage and
 // are destroyed when their thread exits; creating one costs far more than a
 // kernel call, so each thread keeps its own for the life of the thread.
+// A handle is destroyed with its own device current; once the process is
+// exiting, not at all (the driver reclaims it with the process).
 #include "vendor_handles.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,29 @@ namespace {
 
 using oar::sdk::fail;
 
+std::atomic<bool> g_keep_handles{false};  // set by stop_destroying_handles()
+
+void register_exit_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(stop_destroying_handles); });
+}
+
+// Runs destroy(h) with h's device current, as the libraries require, and
+// puts the thread's current device back. Statuses are ignored: nothing can be
+// reported from a thread's exit.
+template <class H, class Destroy>
+void destroy_on_devices(std::vector<H>& handles, Destroy destroy) {
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+  for (size_t d = 0; d < handles.size(); ++d) {
+    if (handles[d] == nullptr) continue;
+    if (cudaSetDevice(int(d)) == cudaSuccess) destroy(handles[d]);
+    handles[d] = nullptr;
+  }
+  if (previous >= 0) (void)cudaSetDevice(previous);
+  (void)cudaGetLastError();
+}
+
 // One slot per device index, filled on first use by this thread.
 struct ThreadHandles {
   std::vector<cublasHandle_t> blas;
@@ -24,12 +51,10 @@ struct ThreadHandles {
   ThreadHandles() = default;
   ThreadHandles(const ThreadHandles&) = delete;
   ThreadHandles& operator=(const ThreadHandles&) = delete;
-  // Statuses are ignored: nothing can be reported from a thread's exit.
   ~ThreadHandles() {
-    for (cublasHandle_t h : blas)
-      if (h) cublas().Destroy(h);
-    for (cudnnHandle_t h : dnn)
-      if (h) cudnn().Destroy(h);
+    if (g_keep_handles.load()) return;  // the process is exiting: the runtime may be gone
+    destroy_on_devices(blas, [](cublasHandle_t h) { cublas().Destroy(h); });
+    destroy_on_devices(dnn, [](cudnnHandle_t h) { cudnn().Destroy(h); });
   }
 };
 
@@ -56,9 +81,12 @@ std::string read_flag(const char* name, bool* known) {
 
 }  // namespace
 
+void stop_destroying_handles() { g_keep_handles.store(true); }
+
 cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream) {
   cublasHandle_t& h = slot(thread_handles().blas, device);
   if (h == nullptr) {
+    register_exit_handler();
     cublasHandle_t created = nullptr;
     check_cublas(cublas().Create(&created), "cublasCreate");
     // The kernels name their compute type per call; this only keeps fp16/bf16
@@ -77,7 +105,10 @@ cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream) {
 
 cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream) {
   cudnnHandle_t& h = slot(thread_handles().dnn, device);
-  if (h == nullptr) check_cudnn(cudnn().Create(&h), "cudnnCreate");
+  if (h == nullptr) {
+    register_exit_handler();
+    check_cudnn(cudnn().Create(&h), "cudnnCreate");
+  }
   check_cudnn(cudnn().SetStream(h, stream), "cudnnSetStream");
   return h;
 }

@@ -21,6 +21,13 @@ cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream);
 // This thread's cuDNN handle for `device` (which must be current), bound to `stream`.
 cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream);
 
+// From here on a thread's exit leaves its handles to the process's end
+// instead of destroying them: at exit the CUDA runtime may already be torn
+// down, and destroying a handle then can crash. Registered with atexit when
+// the first handle is created (after the runtime's own exit handler, so it
+// runs first); the plugin's shutdown entry calls it too.
+void stop_destroying_handles();
+
 // Throws sdk::KernelError naming `what` and the library's status:
 // OUT_OF_MEMORY for an allocation failure, UNSUPPORTED for a configuration
 // the library does not implement, DEVICE_ERROR otherwise.
@@ -44,6 +51,7 @@ int64_t flag_int(const char* name, int64_t fallback);
 inline constexpr const char* kAllowTf32Flag = "OAR_CUDA_ALLOW_TF32";
 inline constexpr const char* kCudnnExhaustiveSearchFlag = "OAR_CUDA_CUDNN_EXHAUSTIVE_SEARCH";
 inline constexpr const char* kCudnnWorkspaceLimitFlag = "OAR_CUDA_CUDNN_WORKSPACE_LIMIT_MB";
+inline constexpr const char* kNcclTimeoutFlag = "OAR_CUDA_NCCL_TIMEOUT_MS";
 
 // May f32 matmul / convolution round inputs to TF32?
 inline bool allow_tf32() { return flag_bool(kAllowTf32Flag, false); }
@@ -51,6 +59,10 @@ inline bool allow_tf32() { return flag_bool(kAllowTf32Flag, false); }
 inline bool cudnn_exhaustive_search() { return flag_bool(kCudnnExhaustiveSearchFlag, false); }
 // Largest cuDNN workspace in MiB.
 inline int64_t cudnn_workspace_limit_mb() { return flag_int(kCudnnWorkspaceLimitFlag, 1024); }
+
+// Longest wait of a collectives call for its peers (communicator set-up,
+// teardown, an operation that cannot be enqueued), in ms.
+inline int64_t nccl_timeout_ms() { return flag_int(kNcclTimeoutFlag, 600000); }
 
 // Sends `message` to the core's log at `level` (nothing before the host is set).
 void log_message(oar_log_level_t level, const char* message);

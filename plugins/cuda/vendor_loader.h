@@ -42,7 +42,7 @@ namespace oar_gpu {
   X(nccl, GetErrorString) X(nccl, GetLastError) X(nccl, GetUniqueId) X(nccl, CommInitRankConfig)         \
   X(nccl, CommGetAsyncError) X(nccl, CommFinalize) X(nccl, CommDestroy) X(nccl, CommAbort)               \
   X(nccl, AllReduce) X(nccl, Broadcast) X(nccl, AllGather) X(nccl, ReduceScatter) X(nccl, Send)          \
-  X(nccl, Recv)
+  X(nccl, Recv) X(nccl, GroupStart) X(nccl, GroupEnd)
 
 // prefix##name is rescanned, so decltype sees what a header macro maps the
 // name to (cublasCreate -> cublasCreate_v2).

@@ -27,7 +27,7 @@
 
 TEST(AbiLayout, Version) {
   EXPECT_EQ(OAR_ABI_VERSION_MAJOR, 1);
-  EXPECT_EQ(OAR_ABI_VERSION_MINOR, 2);
+  EXPECT_EQ(OAR_ABI_VERSION_MINOR, 3);
   EXPECT_STREQ(OAR_PLUGIN_ENTRY_SYMBOL, "oar_plugin_entry");
 }
 
@@ -213,7 +213,7 @@ TEST(AbiLayout, CommUniqueId) {
 }
 
 TEST(AbiLayout, CollectivesApi) {
-  EXPECT_STRUCT(oar_collectives_api, 96, 8);
+  EXPECT_STRUCT(oar_collectives_api, 112, 8);
   EXPECT_FIELD(oar_collectives_api, struct_size, 0, 8);
   EXPECT_FIELD(oar_collectives_api, get_unique_id, 8, 8);
   EXPECT_FIELD(oar_collectives_api, comm_init, 16, 8);
@@ -226,6 +226,25 @@ TEST(AbiLayout, CollectivesApi) {
   EXPECT_FIELD(oar_collectives_api, send, 72, 8);
   EXPECT_FIELD(oar_collectives_api, recv, 80, 8);
   EXPECT_FIELD(oar_collectives_api, barrier, 88, 8);
+  EXPECT_FIELD(oar_collectives_api, p2p_batch, 96, 8);         // appended in 1.3
+  EXPECT_FIELD(oar_collectives_api, comm_init_ranks, 104, 8);  // appended in 1.3
+  oar_collectives_api v12{};
+  v12.struct_size = offsetof(oar_collectives_api, p2p_batch);  // a 1.2 plugin's table
+  EXPECT_TRUE(OAR_STRUCT_HAS(&v12, oar_collectives_api, barrier));
+  EXPECT_FALSE(OAR_STRUCT_HAS(&v12, oar_collectives_api, p2p_batch));
+  EXPECT_FALSE(OAR_STRUCT_HAS(&v12, oar_collectives_api, comm_init_ranks));
+}
+
+TEST(AbiLayout, P2pOp) {  // 1.3
+  EXPECT_STRUCT(oar_p2p_op, 32, 8);
+  EXPECT_FIELD(oar_p2p_op, kind, 0, 4);
+  EXPECT_FIELD(oar_p2p_op, peer, 4, 4);
+  EXPECT_FIELD(oar_p2p_op, dtype, 8, 4);
+  EXPECT_FIELD(oar_p2p_op, reserved, 12, 4);
+  EXPECT_FIELD(oar_p2p_op, buffer, 16, 8);
+  EXPECT_FIELD(oar_p2p_op, count, 24, 8);
+  EXPECT_EQ(OAR_P2P_SEND, 0);
+  EXPECT_EQ(OAR_P2P_RECV, 1);
 }
 
 TEST(AbiLayout, PluginApi) {

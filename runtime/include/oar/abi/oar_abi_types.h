@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define OAR_ABI_VERSION_MAJOR 1
-#define OAR_ABI_VERSION_MINOR 2
+#define OAR_ABI_VERSION_MINOR 3
 
 /* The symbol every plugin exports (see oar_plugin.h for its signature). */
 #define OAR_PLUGIN_ENTRY_SYMBOL "oar_plugin_entry"

@@ -119,6 +119,19 @@ typedef struct oar_comm_unique_id {
   uint8_t bytes[OAR_COMM_UNIQUE_ID_BYTES];
 } oar_comm_unique_id;
 
+/* One transfer of a p2p_batch (1.3). A fixed layout, frozen like the other
+ * structs of the ABI: a later change adds a new entry, not a field. */
+typedef int32_t oar_p2p_kind_t;
+enum { OAR_P2P_SEND = 0, OAR_P2P_RECV = 1 };
+typedef struct oar_p2p_op {
+  oar_p2p_kind_t kind;  /* OAR_P2P_SEND reads buffer, OAR_P2P_RECV writes it */
+  int32_t peer;         /* the other rank; never this rank */
+  oar_dtype_t dtype;
+  int32_t reserved;     /* 0 */
+  void* buffer;
+  uint64_t count;       /* elements of dtype */
+} oar_p2p_op;
+
 typedef struct oar_collectives_api {
   size_t struct_size;
   oar_status_t (*get_unique_id)(oar_comm_unique_id* out_id);
@@ -140,6 +153,22 @@ typedef struct oar_collectives_api {
   oar_status_t (*recv)(oar_comm_t comm, void* dst, uint64_t count, oar_dtype_t dtype,
                        int32_t peer, oar_stream_t stream);
   oar_status_t (*barrier)(oar_comm_t comm, oar_stream_t stream);
+  /* ---- appended in 1.3 (optional: read through OAR_STRUCT_HAS) ---- */
+  /* The sends and receives ops[0..count) as one group: they progress
+   * together, so two ranks that each send to and receive from the other
+   * cannot deadlock, whatever the sizes. Ordered on `stream`. */
+  oar_status_t (*p2p_batch)(oar_comm_t comm, const struct oar_p2p_op* ops, uint32_t count,
+                            oar_stream_t stream);
+  /* Creates the communicators of `count` ranks this process hosts, rank
+   * ranks[i] on device devices[i], in one call: one thread setting up the
+   * ranks of several local devices one comm_init at a time would wait on
+   * the first for peers it has not created yet. Waits at most timeout_ms
+   * (<= 0: the plugin's default) for every peer of the world to join; on
+   * OAR_STATUS_TIMEOUT or any error nothing is left allocated and every
+   * out_comms[i] is NULL. */
+  oar_status_t (*comm_init_ranks)(const oar_comm_unique_id* id, int32_t world_size, int32_t count,
+                                  const int32_t* devices, const int32_t* ranks, int64_t timeout_ms,
+                                  oar_comm_t* out_comms);
 } oar_collectives_api;
 
 /* ---- plugin-declared flags (ABI 1.2) ---- */
