@@ -128,6 +128,9 @@ oar_status_t memory_allocate(int32_t device, uint64_t size, void** out) {
     DeviceGuard g(device);
     void* p = nullptr;
     gpu::Error e = OAR_GPU(Malloc)(&p, size);
+    // HIP-CPU's hipMalloc is malloc and reports success when malloc returns
+    // NULL: an allocation that yields no memory is out of memory, whatever it says.
+    if (e == OAR_GPU(Success) && p == nullptr) e = OAR_GPU(ErrorMemoryAllocation);
     if (e == OAR_GPU(ErrorMemoryAllocation)) {
       (void)OAR_GPU(GetLastError)();
       oar::sdk::fail(OAR_STATUS_OUT_OF_MEMORY, "out of memory on " OAR_GPU_BACKEND_NAME ":" + std::to_string(device) +

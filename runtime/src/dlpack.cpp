@@ -33,11 +33,17 @@ Device device_from_dlpack(DLDevice device) {
   DLDeviceType want = device.device_type;
   if (want == kDLCUDAHost || want == kDLROCMHost) want = kDLCPU;
   const Runtime& rt = Runtime::get();
-  for (const auto& p : rt.plugins()) {
-    if (device.device_id < 0 || device.device_id >= p->device_count) continue;
-    if (dlpack_device_type(Device{p->device_type_id, device.device_id}) == want)
-      return Device{p->device_type_id, device.device_id};
-  }
+  auto holds = [&](const LoadedPlugin& p) {
+    return device.device_id >= 0 && device.device_id < p.device_count &&
+           dlpack_device_type(Device{p.device_type_id, device.device_id}) == want;
+  };
+  // Host memory belongs to the cpu device, whatever else also declares kDLCPU
+  // (hipcpu's device memory is host memory too, and may load first).
+  if (want == kDLCPU)
+    for (const auto& p : rt.plugins())
+      if (p->device_type == "cpu" && holds(*p)) return Device{p->device_type_id, device.device_id};
+  for (const auto& p : rt.plugins())
+    if (holds(*p)) return Device{p->device_type_id, device.device_id};
   throw DeviceError(str("from_dlpack: no loaded device holds DLPack device type ", int(device.device_type),
                         " index ", device.device_id, " (oar-info lists the devices)"));
 }
