@@ -158,7 +158,8 @@ void ProgramCache::save_to_disk(Device& dev, cl_program prog, const std::string&
   ++stats_.disk_writes;
 }
 
-cl_program ProgramCache::program(Device& dev, const std::string& source, const std::string& options) {
+cl_program ProgramCache::program(Device& dev, const std::string& source, const std::string& options,
+                                 const char* kernel_name) {
   const std::string material = key_material(dev, source, options);
   const std::string hkey = std::to_string(dev.index) + ":" + hex(fnv1a64(material));
   std::lock_guard<std::mutex> lock(mutex_);
@@ -178,7 +179,8 @@ cl_program ProgramCache::program(Device& dev, const std::string& source, const s
     if (err != CL_SUCCESS) {
       std::string log = build_log(dev, prog);
       clReleaseProgram(prog);
-      oar::sdk::fail(OAR_STATUS_DEVICE_ERROR, "OpenCL build of kernel '" + kernel_of(source) + "' failed on " +
+      const std::string which = kernel_name != nullptr ? kernel_name : kernel_of(source);
+      oar::sdk::fail(OAR_STATUS_DEVICE_ERROR, "OpenCL build of kernel '" + which + "' failed on " +
                                                   dev.name + " (" + cl_error_name(err) + "); build log:\n" + log);
     }
     ++stats_.builds;
@@ -198,7 +200,7 @@ cl_kernel ProgramCache::kernel(Device& dev, const std::string& key, const std::f
       return it->second;
     }
   }
-  cl_program prog = program(dev, make_source(), options);
+  cl_program prog = program(dev, make_source(), options, kernel_name);
   cl_int err = CL_SUCCESS;
   cl_kernel k = clCreateKernel(prog, kernel_name, &err);
   check(err, (std::string("clCreateKernel(") + kernel_name + ")").c_str());

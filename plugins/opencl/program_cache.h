@@ -38,8 +38,10 @@ class ProgramCache {
   cl_kernel kernel(Device& dev, const std::string& key, const std::function<std::string()>& make_source,
                    const char* kernel_name, const std::string& options = "");
 
-  // Builds (or loads) a program from source; exposed for tests.
-  cl_program program(Device& dev, const std::string& source, const std::string& options);
+  // Builds (or loads) a program from source; exposed for tests. A failed
+  // build names `kernel_name` (the kernel asked for), else the source's first.
+  cl_program program(Device& dev, const std::string& source, const std::string& options,
+                     const char* kernel_name = nullptr);
 
   ProgramCacheStats stats() const;
   const std::string& disk_dir() const { return disk_dir_; }

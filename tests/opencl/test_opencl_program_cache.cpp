@@ -134,4 +134,19 @@ TEST_F(ProgramCacheTest, BuildFailureCarriesTheBuildLog) {
   EXPECT_FALSE(fs::exists(dir_) && !fs::is_empty(dir_)) << "a failed build must not be cached";
 }
 
+// Kernels declared through a macro (as the op families' are) are named by the
+// kernel asked for, not by the macro's text ("name##_lanes" before).
+TEST_F(ProgramCacheTest, BuildFailureNamesTheKernelAskedFor) {
+  ProgramCache cache("");
+  const char* bad =
+      "#define LANES(name) __kernel void name##_lanes(__global float* y) { y[0] = undefined_name; }\n"
+      "LANES(softmax)\n";
+  try {
+    cache.kernel(dev(), "macro-kernel", [&] { return std::string(bad); }, "softmax_lanes");
+    FAIL() << "a kernel that does not compile was accepted";
+  } catch (const oar::sdk::KernelError& e) {
+    EXPECT_EQ(e.message.rfind("OpenCL build of kernel 'softmax_lanes' failed", 0), 0u) << e.message;
+  }
+}
+
 }  // namespace
