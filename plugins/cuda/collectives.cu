@@ -345,8 +345,8 @@ void init_ranks(const char* what, const oar_comm_unique_id* id, int32_t world_si
   }
 
   std::vector<std::unique_ptr<Comm>> comms;
-  // Aborts what NCCL created and frees the rest, then reports `code: msg`.
-  auto give_up = [&](oar_status_t code, const std::string& msg) {
+  // Aborts what NCCL created and frees the rest (before any failure is reported).
+  auto release_all = [&] {
     for (auto& c : comms) {
       if (c->nccl != nullptr) {
         DeviceGuard guard(c->device);
@@ -354,6 +354,9 @@ void init_ranks(const char* what, const oar_comm_unique_id* id, int32_t world_si
       }
       free_comm(c.release(), false);
     }
+  };
+  auto give_up = [&](oar_status_t code, const std::string& msg) {
+    release_all();
     sdk::fail(code, msg);
   };
   for (int32_t i = 0; i < count; ++i) {
@@ -368,9 +371,8 @@ void init_ranks(const char* what, const oar_comm_unique_id* id, int32_t world_si
     const std::string where = c->where();
     comms.push_back(std::move(c));
     if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      give_up(err == cudaErrorMemoryAllocation ? OAR_STATUS_OUT_OF_MEMORY : OAR_STATUS_DEVICE_ERROR,
-              std::string(what) + ": the barrier scratch on " + where + ": " + cudaGetErrorString(err));
+      release_all();
+      fail_gpu(err, std::string(what) + ": the barrier scratch on " + where);
     }
   }
 
