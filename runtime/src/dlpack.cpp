@@ -88,6 +88,9 @@ DLManagedTensor* to_dlpack(const Tensor& tensor) {
   DLTensor& dl = managed->dl_tensor;
   Device dev = tensor.device();
   bool host = Runtime::get().host_accessible(dev);
+  // A kDLCPU consumer reads the memory with no stream to order on: a device
+  // whose host memory is written asynchronously (hipcpu) finishes first.
+  if (dlpack_device_type(dev) == kDLCPU && dev.type_name() != "cpu") Runtime::get().synchronize(dev);
   // Host memory is exported as a pointer to the first element; other devices
   // keep their allocation handle and carry the offset in byte_offset.
   dl.data = host ? tensor.data_ptr() : tensor.storage_data();

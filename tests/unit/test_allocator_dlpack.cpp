@@ -122,6 +122,22 @@ TEST(DLPack, DeviceCodesComeFromThePlugin) {
   }
 }
 
+// A host-memory export is read at once, without a stream: the kernel that
+// wrote the tensor must have finished (hipcpu runs kernels asynchronously).
+TEST(DLPack, HostExportWaitsForTheKernelThatWroteIt) {
+  for (const Device& d : devices()) {
+    if (dlpack_device_type(d) != kDLCPU) continue;
+    for (int round = 0; round < 20; ++round) {
+      Tensor x = call1("add", {Tensor::full({4096}, 1.0, DType::f32, d), Tensor::full({4096}, 2.0, DType::f32, d)});
+      DLManagedTensor* m = to_dlpack(x);
+      const float* p = static_cast<const float*>(m->dl_tensor.data);
+      EXPECT_EQ(p[0], 3.0f) << d.str();
+      EXPECT_EQ(p[4095], 3.0f) << d.str();
+      m->deleter(m);
+    }
+  }
+}
+
 TEST(DLPack, HostPinnedCodesMapToTheCpuAndUnknownOnesAreRefused) {
   Device cpu = device_from_dlpack(DLDevice{kDLCPU, 0});
   EXPECT_EQ(cpu.type_name(), "cpu");
