@@ -44,6 +44,11 @@ void OpRegistry::add(OpSchema schema) {
   by_name_[schemas_.back()->name] = schemas_.back().get();
 }
 
+void OpRegistry::add(OpSchema schema, std::vector<std::string> examples) {
+  schema.examples = std::move(examples);
+  add(std::move(schema));
+}
+
 const OpSchema* OpRegistry::find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -20,6 +20,8 @@ class OpRegistry {
   const OpSchema* find(const std::string& name) const;
   const std::vector<std::unique_ptr<OpSchema>>& all() const { return schemas_; }
   void add(OpSchema schema);  // throws if the name is taken
+  // The same, with the example calls the generated tests use (OpSchema::examples).
+  void add(OpSchema schema, std::vector<std::string> examples);
 
  private:
   OpRegistry();

@@ -134,6 +134,16 @@ struct OpSchema {
   OpRole role = OpRole::kPublic;
   DecomposeFn decompose;         // empty: the op needs a kernel (or the CPU fallback)
   std::string doc;
+  // Example calls: what oar-conformance generates its op tests from (with
+  // non-contiguous, negative-stride and empty variants of each) and
+  // docs/ops.md shows. One call per string: the tensor inputs in order, each
+  // a shape with an optional value range ("[2,3]", "[4]{0:5}" for indices in
+  // [0, 5)), "-" for an omitted optional input, "( ... )" around a variadic
+  // list, then attributes ("dim=1", "sizes=[2,3]", "mode='reflect'"); a
+  // "large:" prefix keeps it to the full level. With none, the op is tested as
+  // elementwise: generated shapes, scalars, broadcasting and a large tensor.
+  // The grammar is parsed in tests/conformance/op_examples.cpp.
+  std::vector<std::string> examples;
   int32_t id = -1;  // set by the registry
 };
 

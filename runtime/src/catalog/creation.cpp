@@ -40,7 +40,8 @@ void register_creation_ops(OpRegistry& r) {
   r.add(creation("fill", "tensor of `shape` filled with `value`",
                  {attr("shape", AttrType::kInts), attr("value", AttrType::kFloat, 0.0),
                   attr("dtype", AttrType::kDType, DType::f32)},
-                 shape_dtype_meta));
+                 shape_dtype_meta),
+        {"shape=[3,4] value=2.5", "shape=[] value=-1", "shape=[0,4] value=1", "large:shape=[1031,1029] value=3"});
   r.add(creation("arange", "start, start+step, ... < end",
                  {attr("start", AttrType::kFloat, 0.0), attr("end", AttrType::kFloat),
                   attr("step", AttrType::kFloat, 1.0), attr("dtype", AttrType::kDType, DType::i64)},
@@ -54,7 +55,8 @@ void register_creation_ops(OpRegistry& r) {
                    double n = std::ceil((end - start) / step);
                    if (n > 1e12) throw ValueError("arange: too many elements");
                    return std::vector<TensorMeta>{{{int64_t(n)}, c.attrs.get_dtype("dtype")}};
-                 }));
+                 }),
+        {"start=0 end=10", "start=-3 end=7 step=0.5 dtype=f32", "start=10 end=1 step=-3 dtype=i32"});
   auto floating_shape = [](const InferContext& c) {
     auto m = shape_dtype_meta(c);
     if (!is_floating(m[0].dtype))
@@ -73,7 +75,7 @@ void register_creation_ops(OpRegistry& r) {
                             return floating_shape(c);
                           });
     s.needs_generator = true;
-    r.add(std::move(s));
+    r.add(std::move(s), {"shape=[64,64] low=-1 high=3 seed=7", "shape=[64,64] seed=11 offset=4"});
   }
   {
     OpSchema s = creation("normal", "normal samples with mean and std",
@@ -86,7 +88,7 @@ void register_creation_ops(OpRegistry& r) {
                             return floating_shape(c);
                           });
     s.needs_generator = true;
-    r.add(std::move(s));
+    r.add(std::move(s), {"shape=[64,64] mean=1 std=2 seed=7", "shape=[64,64] seed=11 offset=4"});
   }
   {
     OpSchema s = creation("bernoulli", "1 with probability p (each element of the input), else 0",
@@ -97,7 +99,7 @@ void register_creation_ops(OpRegistry& r) {
     s.creation = false;
     s.inputs = {InputSpec{"p"}};
     s.needs_generator = true;
-    r.add(std::move(s));
+    r.add(std::move(s), {"[64,64]{0:1} seed=7"});
   }
   {
     OpSchema s = creation("dropout",
@@ -113,7 +115,7 @@ void register_creation_ops(OpRegistry& r) {
     s.inputs = {InputSpec{"x"}};
     s.outputs = {"y", "mask"};
     s.needs_generator = true;
-    r.add(std::move(s));
+    r.add(std::move(s), {"[64,64] p=0.3 seed=7", "[64,64] p=0 seed=3"});
   }
 }
 

@@ -69,10 +69,12 @@ void register_elementwise_ops(OpRegistry& r) {
                 if (a != "none" && a != "tanh")
                   throw ValueError(str("gelu: approximate must be 'none' or 'tanh', got '", a, "'"));
                 return same_dtype(c);
-              }));
+              }),
+        {"*", "[3,5] approximate='tanh'"});
   r.add(unary("silu", F, "x * sigmoid(x)"));
   r.add(unary("leaky_relu", F, "x if x > 0 else negative_slope * x",
-              {attr("negative_slope", AttrType::kFloat, 0.01)}));
+              {attr("negative_slope", AttrType::kFloat, 0.01)}),
+        {"*", "[3,5] negative_slope=-0.3"});
   r.add(unary("square", P, "x * x", {}, numeric_not_bool));
   // unary, same dtype
   r.add(unary("neg", P, "-x", {}, numeric_not_bool));
@@ -85,12 +87,15 @@ void register_elementwise_ops(OpRegistry& r) {
                   throw ValueError(str("clamp: min ", c.attrs.get_float("min"), " > max ",
                                        c.attrs.get_float("max")));
                 return numeric_not_bool(c);
-              }));
+              }),
+        {"*", "[3,5] min=-1 max=0.5", "[3,5] min=0.25"});
   r.add(no_gradient(unary("logical_not", DTypePolicy::kNone, "x == 0", {}, bool_out)));
   r.add(unary("cast", DTypePolicy::kNone, "convert to dtype (float to int truncates toward zero)",
               {attr("dtype", AttrType::kDType)}, [](const InferContext& c) {
                 return std::vector<TensorMeta>{{c.shape(0), c.attrs.get_dtype("dtype")}};
-              }));
+              }),
+        {"[3,5] dtype=f32", "[3,5] dtype=f64", "[3,5] dtype=f16", "[3,5] dtype=bf16", "[3,5] dtype=i8",
+         "[3,5] dtype=u8", "[3,5] dtype=i32", "[3,5] dtype=i64", "[3,5] dtype=bool", "[0,3] dtype=f32"});
   r.add(unary("copy", DTypePolicy::kNone, "contiguous copy (also strided copy into an output)"));
 
   // binary arithmetic
@@ -119,14 +124,14 @@ void register_elementwise_ops(OpRegistry& r) {
   {
     OpSchema s = binary("gelu_backward", F, "grad * d gelu(x)/dx", same_dtype, {"grad", "x"});
     s.attrs = {attr("approximate", AttrType::kString, std::string("none"))};
-    r.add(backward_kernel(std::move(s)));
+    r.add(backward_kernel(std::move(s)), {"*", "[3,5] [3,5] approximate='tanh'"});
   }
   r.add(backward_kernel(binary("relu_backward", P, "grad where x > 0 else 0", same_dtype, {"grad", "x"})));
   {
     OpSchema s = binary("leaky_relu_backward", F, "grad where x > 0 else negative_slope * grad",
                         same_dtype, {"grad", "x"});
     s.attrs = {attr("negative_slope", AttrType::kFloat, 0.01)};
-    r.add(backward_kernel(std::move(s)));
+    r.add(backward_kernel(std::move(s)), {"*", "[3,5] [3,5] negative_slope=0.2"});
   }
 
   // ternary

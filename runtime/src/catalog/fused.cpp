@@ -85,7 +85,8 @@ void register_fused_ops(OpRegistry& r) {
     }
     return std::vector<Tensor>{regs.back()};
   };
-  r.add(std::move(s));
+  r.add(std::move(s), {"([3,5] [3,5]) program='mul 0x0p+0 0x0p+0 0 1;exp 0x0p+0 0x0p+0 2'",
+                       "([2,3,4] [3,1]) program='add 0x0p+0 0x0p+0 0 1;clamp -0x1p+0 0x1p-1 2;tanh 0x0p+0 0x0p+0 3'"});
 }
 
 }  // namespace oar

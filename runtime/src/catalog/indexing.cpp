@@ -164,16 +164,23 @@ void register_loss_ops(OpRegistry& r) {
   r.add(make("nll_loss", {InputSpec{"log_probs"}, unpromoted("target")}, {"y"}, loss_attrs(false),
              loss_forward,
              "negative log likelihood -log_probs[n, target[n], ...]; log_probs [N, C, d...] or [C], target "
-             "[N, d...] or [] (i64/i32); mean divides by the number of targets != ignore_index"));
+             "[N, d...] or [] (i64/i32); mean divides by the number of targets != ignore_index"),
+        {"[4,5]{-3:0} [4]{0:5}", "[2,3,4]{-3:0} [2,4]{0:3} reduction='sum'", "[6,5]{-3:0} [6]{0:5} reduction='none' ignore_index=2",
+         "[5]{-3:0} []{0:5}"});
   r.add(backward_kernel(make("nll_loss_backward", {InputSpec{"grad_y"}, InputSpec{"log_probs"}, unpromoted("target")},
-                             {"grad_log_probs"}, loss_attrs(false), loss_backward, "gradient of nll_loss", P)));
+                             {"grad_log_probs"}, loss_attrs(false), loss_backward, "gradient of nll_loss", P)),
+        {"[] [4,5] [4]{0:5}", "[4] [4,5] [4]{0:5} reduction='none'", "[] [6,5] [6]{0:5} ignore_index=1"});
   r.add(make("cross_entropy", {InputSpec{"logits"}, unpromoted("target")}, {"y"}, loss_attrs(true),
              loss_forward,
              "fused log_softmax over dim 1 + nll_loss, with PyTorch's label_smoothing: "
-             "(1 - e) * nll + e / C * sum_c -log_softmax"));
+             "(1 - e) * nll + e / C * sum_c -log_softmax"),
+        {"[4,5] [4]{0:5}", "[4,5] [4]{0:5} label_smoothing=0.1", "[2,3,4] [2,4]{0:3} reduction='none'",
+         "[6,5] [6]{0:5} reduction='sum' ignore_index=3"});
   r.add(backward_kernel(make("cross_entropy_backward", {InputSpec{"grad_y"}, InputSpec{"logits"}, unpromoted("target")},
                              {"grad_logits"}, loss_attrs(true), loss_backward,
-                             "gradient of cross_entropy: grad * (softmax - (1 - e) * onehot - e / C)", P)));
+                             "gradient of cross_entropy: grad * (softmax - (1 - e) * onehot - e / C)", P)),
+        {"[] [4,5] [4]{0:5}", "[4] [4,5] [4]{0:5} reduction='none' label_smoothing=0.1",
+         "[] [2,3,4] [2,4]{0:3} reduction='sum'"});
 }
 
 // ---- concat / stack / split ----
@@ -262,7 +269,8 @@ void register_indexing_ops(OpRegistry& r) {
         require_index_fits(c, 1, 0, dim);
         return Metas{{c.shape(1), c.dtype(0)}};
       },
-      "y[i][j][k] = x[i][index[i][j][k]][k] (dim = 1); y has index's shape"));
+      "y[i][j][k] = x[i][index[i][j][k]][k] (dim = 1); y has index's shape"),
+        {"[3,5] [3,4]{0:5} dim=1", "[4,3] [2,3]{0:4} dim=0", "[2,3,4] [2,3,2]{0:4} dim=-1"});
 
   r.add(make(
       "index_select", {InputSpec{"x"}, InputSpec{"index"}}, {"y"}, {attr("dim", AttrType::kInt)},
@@ -279,7 +287,8 @@ void register_indexing_ops(OpRegistry& r) {
         out[dim] = n;
         return Metas{{out, c.dtype(0)}};
       },
-      "the entries of x at positions `index` (1-D) along dim"));
+      "the entries of x at positions `index` (1-D) along dim"),
+        {"[4,5] [3]{0:4} dim=0", "[4,5] [7]{0:5} dim=1", "[2,3,4] [2]{0:3} dim=1"});
 
   r.add(make(
       "scatter_add", {InputSpec{"x"}, unpromoted("index"), InputSpec{"src"}}, {"y"},
@@ -294,7 +303,8 @@ void register_indexing_ops(OpRegistry& r) {
         require_index_fits(c, 1, 2, -1);
         return Metas{{c.shape(0), c.dtype(0)}};
       },
-      "copy of x with y[i][index[i][j][k]][k] += src[i][j][k] (dim = 1); x and src promoted", P));
+      "copy of x with y[i][index[i][j][k]][k] += src[i][j][k] (dim = 1); x and src promoted", P),
+        {"[3,5] [3,4]{0:5} [3,4] dim=1", "[4,3] [6,3]{0:4} [6,3] dim=0"});
 
   r.add(make(
       "index_add", {InputSpec{"x"}, unpromoted("index"), InputSpec{"src"}}, {"y"},
@@ -319,7 +329,8 @@ void register_indexing_ops(OpRegistry& r) {
                                dtype_name(c.dtype(0)), " tensors"));
         return Metas{{c.shape(0), c.dtype(0)}};
       },
-      "copy of x with y[..., index[k], ...] += alpha * src[..., k, ...] along dim", P));
+      "copy of x with y[..., index[k], ...] += alpha * src[..., k, ...] along dim", P),
+        {"[4,5] [3]{0:4} [3,5] dim=0 alpha=2", "[4,5] [6]{0:5} [4,6] dim=1"});
 
   r.add(make(
       "embedding", {InputSpec{"weight"}, InputSpec{"indices"}}, {"y"},
@@ -334,7 +345,8 @@ void register_indexing_ops(OpRegistry& r) {
         return Metas{{out, c.dtype(0)}};
       },
       "rows of weight [V, D] at indices: y = indices.shape + [D]; padding_idx (-1: none) only "
-      "affects the gradient"));
+      "affects the gradient"),
+        {"[10,4] [2,3]{0:10}", "[7,3] [5]{0:7} padding_idx=2"});
 
   r.add(backward_kernel(make(
       "embedding_backward", {InputSpec{"grad"}, InputSpec{"indices"}}, {"grad_weight"},
@@ -351,17 +363,20 @@ void register_indexing_ops(OpRegistry& r) {
                                " must be indices shape ", shape_str(c.shape(1)), " + [D]"));
         return Metas{{{v, c.shape(0).back()}, c.dtype(0)}};
       },
-      "sum of grad rows per index into [num_weights, D]; the padding_idx row stays zero")));
+      "sum of grad rows per index into [num_weights, D]; the padding_idx row stays zero")),
+        {"[2,3,4] [2,3]{0:10} num_weights=10", "[5,3] [5]{0:7} num_weights=7 padding_idx=2"});
 
   r.add(make("concat", {variadic("xs")}, {"y"}, {dim_a()}, concat_infer,
-             "join tensors along an existing dim (1-D empty tensors are skipped)", P));
+             "join tensors along an existing dim (1-D empty tensors are skipped)", P),
+        {"([2,3] [2,4] [2,1]) dim=1", "([2,3] [4,3]) dim=0", "([3] [0] [2]) dim=0"});
   r.add(make("stack", {variadic("xs")}, {"y"}, {dim_a()}, stack_infer,
-             "join equally shaped tensors along a new dim", P));
+             "join equally shaped tensors along a new dim", P),
+        {"([2,3] [2,3] [2,3]) dim=1", "([4] [4]) dim=0", "([2,3] [2,3]) dim=-1"});
   {
     OpSchema s = make("split", {InputSpec{"x"}}, {}, {attr("sizes", AttrType::kInts), dim_a()}, split_infer,
                       "sections of x along dim with the given sizes (which sum to x.size(dim))");
     s.variadic_outputs = true;
-    r.add(std::move(s));
+    r.add(std::move(s), {"[5,4] sizes=[2,3] dim=0", "[3,6] sizes=[1,2,3] dim=1", "[2,5] sizes=[5,0] dim=-1"});
   }
 
   r.add(make(
@@ -372,7 +387,9 @@ void register_indexing_ops(OpRegistry& r) {
         return Metas{{padded_shape(c, c.shape(0)), c.dtype(0)}};
       },
       "F.pad: pads (left, right, top, bottom, ...) from the last dim; negative pads crop; mode "
-      "constant (value), reflect (pad < size) or replicate"));
+      "constant (value), reflect (pad < size) or replicate"),
+        {"[2,3,4] pads=[1,2]", "[2,3,4] pads=[1,1,2,0] mode='reflect'", "[2,3,4] pads=[2,1] mode='replicate'",
+         "[2,3,4] pads=[-1,2] value=1.5"});
   r.add(backward_kernel(make(
       "pad_backward", {InputSpec{"grad_y"}}, {"grad_x"},
       {attr("pads", AttrType::kInts), attr("mode", AttrType::kString, std::string("constant")),
@@ -388,7 +405,9 @@ void register_indexing_ops(OpRegistry& r) {
                                shape_str(in)));
         return Metas{{in, c.dtype(0)}};
       },
-      "gradient of pad: sums grad_y over every output position each input element was copied to")));
+      "gradient of pad: sums grad_y over every output position each input element was copied to")),
+        {"[2,3,7] pads=[1,2] input_shape=[2,3,4]", "[2,5,6] pads=[1,1,2,0] mode='reflect' input_shape=[2,3,4]",
+         "[2,3,7] pads=[2,1] mode='replicate' input_shape=[2,3,4]"});
 
   register_loss_ops(r);
 }

@@ -326,20 +326,26 @@ void register_nn_ops(OpRegistry& r) {
   OpSchema mm = make_op("matmul", {InputSpec{"a"}, InputSpec{"b"}}, {"y"}, {}, matmul_infer,
                         "a [..., M, K] @ b [..., K, N]; batch dims broadcast", DTypePolicy::kPromote, lower);
   mm.strided_inputs = true;  // transposed operands reach oneDNN without a copy
-  r.add(std::move(mm));
+  r.add(std::move(mm), {"[3,4] [4,5]", "[2,3,4] [4,5]", "[2,1,3,4] [3,4,2]", "[1,7] [7,1]", "large:[256,300] [300,200]"});
 
   OpSchema linear = make_op("linear", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"}, {},
                             linear_infer, "x [..., in] @ weight [out, in]^T + bias [out] (bias optional)",
                             DTypePolicy::kPromote, lower);
   linear.decompose = linear_decompose;
-  r.add(std::move(linear));
-  r.add(with_activation(r.get("linear"), "linear_act"));
+  r.add(std::move(linear), {"[3,4] [5,4] [5]", "[2,3,4] [5,4] -", "[4] [3,4] [3]"});
+  r.add(with_activation(r.get("linear"), "linear_act"),
+        {"[3,4] [5,4] [5]", "[3,4] [5,4] - activation='sigmoid'", "[2,3,4] [5,4] [5] activation='tanh'"});
 
   r.add(make_op("conv2d", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"},
                 conv_attr_specs(), conv2d_infer,
                 "2-D convolution (cross-correlation) of x [N, C, H, W] with weight [C_out, C / groups, kH, kW]",
-                DTypePolicy::kPromote, lower));
-  r.add(with_activation(r.get("conv2d"), "conv2d_act"));
+                DTypePolicy::kPromote, lower),
+        {"[2,3,7,7] [4,3,3,3] [4]", "[2,4,8,8] [6,2,3,3] - stride=[2,2] padding=[1,1] groups=2",
+         "[1,2,9,9] [3,2,3,3] [3] dilation=[2,2] padding=[2,1]", "[2,3,5,5] [4,3,1,1] - stride=[2]",
+         "large:[8,16,32,32] [32,16,3,3] [32] padding=[1,1]"});
+  r.add(with_activation(r.get("conv2d"), "conv2d_act"),
+        {"[2,3,7,7] [4,3,3,3] [4]", "[2,4,8,8] [6,2,3,3] - stride=[2,2] padding=[1,1] groups=2 activation='sigmoid'",
+         "[1,2,6,6] [3,2,3,3] [3] activation='tanh'"});
   {
     auto attrs = conv_attr_specs();
     attrs.insert(attrs.begin(), attr("input_shape", AttrType::kInts));
@@ -350,7 +356,10 @@ void register_nn_ops(OpRegistry& r) {
                     require_grad_shape(c, conv_output(c, x, c.shape(1), conv_attrs(c)));
                     return std::vector<TensorMeta>{{x, c.dtype(0)}};
                   },
-                  "gradient of conv2d with respect to its input")));
+                  "gradient of conv2d with respect to its input")),
+          {"[2,4,5,5] [4,3,3,3] input_shape=[2,3,7,7]",
+           "[2,6,4,4] [6,2,3,3] input_shape=[2,4,8,8] stride=[2,2] padding=[1,1] groups=2",
+           "[1,3,9,7] [3,2,3,3] input_shape=[1,2,9,9] dilation=[2,2] padding=[2,1]"});
   }
   {
     auto attrs = conv_attr_specs();
@@ -362,7 +371,10 @@ void register_nn_ops(OpRegistry& r) {
                     require_grad_shape(c, conv_output(c, c.shape(1), w, conv_attrs(c)));
                     return std::vector<TensorMeta>{{w, c.dtype(0)}};
                   },
-                  "gradient of conv2d with respect to its weight")));
+                  "gradient of conv2d with respect to its weight")),
+          {"[2,4,5,5] [2,3,7,7] weight_shape=[4,3,3,3]",
+           "[2,6,4,4] [2,4,8,8] weight_shape=[6,2,3,3] stride=[2,2] padding=[1,1] groups=2",
+           "[1,3,9,7] [1,2,9,9] weight_shape=[3,2,3,3] dilation=[2,2] padding=[2,1]"});
   }
 
   for (bool avg : {false, true}) {
@@ -372,14 +384,20 @@ void register_nn_ops(OpRegistry& r) {
                     require_floating(c, 0);
                     return std::vector<TensorMeta>{{pool_output(c, c.shape(0)), c.dtype(0)}};
                   },
-                  avg ? "2-D average pooling over x [N, C, H, W]" : "2-D max pooling over x [N, C, H, W]"));
+                  avg ? "2-D average pooling over x [N, C, H, W]" : "2-D max pooling over x [N, C, H, W]"),
+          {"[2,3,6,6] kernel_size=[2,2]", "[1,2,7,7] kernel_size=[3,3] stride=[2,2] padding=[1,1]",
+           "[1,2,7,6] kernel_size=[2,2] ceil_mode=true",
+           avg ? "[1,2,7,7] kernel_size=[3,3] stride=[2,2] padding=[1,1] count_include_pad=false"
+               : "[1,2,5,5] kernel_size=[3,1] stride=[1,2]"});
     r.add(backward_kernel(make_op(name + "_backward", {InputSpec{"grad_y"}, InputSpec{"x"}}, {"grad_x"}, pool_attr_specs(avg),
                   [](const InferContext& c) {
                     require_floating(c, 0);
                     require_grad_shape(c, pool_output(c, c.shape(1)));
                     return std::vector<TensorMeta>{{c.shape(1), c.dtype(0)}};
                   },
-                  "gradient of " + name + " with respect to x")));
+                  "gradient of " + name + " with respect to x")),
+          {"[2,3,3,3] [2,3,6,6] kernel_size=[2,2]", "[1,2,4,4] [1,2,7,7] kernel_size=[3,3] stride=[2,2] padding=[1,1]",
+           "[1,2,4,3] [1,2,7,6] kernel_size=[2,2] ceil_mode=true"});
   }
 
   r.add(make_op("batch_norm",
@@ -390,33 +408,41 @@ void register_nn_ops(OpRegistry& r) {
                 "batch normalization over dim 1 of x [N, C, ...]; training uses batch statistics (biased "
                 "variance) and returns them, inference uses and returns the running ones; running stats are "
                 "not updated",
-                none, full));
+                none, full),
+        {"[4,3,5,5] [3] [3] [3] [3]{0.5:2}", "[4,3,5,5] [3] [3] - - training=true", "[6,3] - - [3] [3]{0.5:2}",
+         "[5,2,7] - [2] - - training=true eps=0.001"});
   r.add(backward_kernel(make_op("batch_norm_backward",
                 {InputSpec{"grad_y"}, InputSpec{"x"}, optional_input("weight"), InputSpec{"save_mean"},
                  InputSpec{"save_var"}},
                 {"grad_x", "grad_weight", "grad_bias"}, {attr("eps", AttrType::kFloat, 1e-5)},
                 batch_norm_backward_infer, "training-mode gradient of batch_norm", none),
-                        Gradient::kFirstOrderOnly));
+                        Gradient::kFirstOrderOnly),
+        {"[4,3,5,5] [4,3,5,5] [3] [3] [3]{0.5:2}", "[6,3] [6,3] - [3] [3]{0.5:2}"});
   r.add(make_op("layer_norm", {InputSpec{"x"}, optional_input("weight"), optional_input("bias")},
                 {"y", "mean", "var"},
                 {attr("normalized_ndim", AttrType::kInt, int64_t(1)), attr("eps", AttrType::kFloat, 1e-5)},
                 layer_norm_infer,
                 "layer normalization over the last normalized_ndim dims; mean/var (biased) have the leading shape",
-                none, full));
+                none, full),
+        {"[3,4,5] [5] [5]", "[3,4,5] - - normalized_ndim=2", "[6,8] [8] - eps=0.01"});
   r.add(backward_kernel(make_op("layer_norm_backward",
                 {InputSpec{"grad_y"}, InputSpec{"x"}, optional_input("weight"), InputSpec{"mean"}, InputSpec{"var"}},
                 {"grad_x", "grad_weight", "grad_bias"},
                 {attr("normalized_ndim", AttrType::kInt, int64_t(1)), attr("eps", AttrType::kFloat, 1e-5)},
                 layer_norm_backward_infer, "gradient of layer_norm", none),
-                        Gradient::kFirstOrderOnly));
+                        Gradient::kFirstOrderOnly),
+        {"[3,4,5] [3,4,5] [5] [3,4] [3,4]{0.5:2}", "[3,4,5] [3,4,5] - [3] [3]{0.5:2} normalized_ndim=2"});
 
   for (const char* name : {"softmax", "log_softmax"}) {
     std::string n = name;
     r.add(make_op(n, {InputSpec{"x"}}, {"y"}, {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
-                  n == "softmax" ? "exp(x) / sum(exp(x)) along dim" : "x - log(sum(exp(x))) along dim", none, full));
+                  n == "softmax" ? "exp(x) / sum(exp(x)) along dim" : "x - log(sum(exp(x))) along dim", none, full),
+          {"[3,5]", "[2,3,4] dim=1", "[4] dim=0", "large:[64,4099]"});
     r.add(backward_kernel(make_op(n + "_backward", {InputSpec{"grad_y"}, InputSpec{"y"}}, {"grad_x"},
                                   {attr("dim", AttrType::kInt, int64_t(-1))}, softmax_infer,
-                                  "gradient of " + n + " given its output y")));
+                                  "gradient of " + n + " given its output y")),
+          {n == "softmax" ? "[3,5] [3,5]{0:1}" : "[3,5] [3,5]{-3:0}",
+           n == "softmax" ? "[2,3,4] [2,3,4]{0:1} dim=1" : "[2,3,4] [2,3,4]{-3:0} dim=1"});
   }
 }
 

@@ -195,7 +195,9 @@ void register_optimizer_ops(OpRegistry& r) {
       sgd_decompose,
       "SGD update of lists params, grads[, momentum_buffers] (after the optional f32 `lr` tensor, else attribute "
       "lr), in place when the outputs are the inputs; outputs params[, momentum_buffers]. init_buffers: the "
-      "buffers start as the gradients (the first step)"));
+      "buffers start as the gradients (the first step)"),
+        {"- ([4,3] [5] [4,3] [5]) lr=0.1", "- ([4,3] [4,3] [4,3]) lr=0.1 momentum=0.9 weight_decay=0.01",
+         "- ([6] [6] [6]) lr=0.05 momentum=0.5 nesterov=true maximize=true"});
   r.add(optimizer_op(
       "adam_step",
       {attr("lr", AttrType::kFloat, 1e-3), attr("beta1", AttrType::kFloat, 0.9), attr("beta2", AttrType::kFloat, 0.999),
@@ -221,7 +223,10 @@ void register_optimizer_ops(OpRegistry& r) {
       "Adam/AdamW update of lists params, grads, exp_avgs, exp_avg_sqs[, max_exp_avg_sqs][, steps] (after the "
       "optional f32 `lr` tensor, else attribute lr), in place when the outputs are the inputs; outputs params, "
       "exp_avgs, exp_avg_sqs[, max_exp_avg_sqs]. Step counts come from attribute steps (one per parameter) or, "
-      "when it is empty, from one-element f32 tensors"));
+      "when it is empty, from one-element f32 tensors"),
+        {"- ([4,3] [5] [4,3] [5] [4,3] [5] [4,3]{0:1} [5]{0:1}) lr=0.01 steps=[3,1]",
+         "- ([4,3] [4,3] [4,3] [4,3]{0:1} [4,3]{0:1}) amsgrad=true steps=[2] weight_decay=0.1",
+         "- ([6] [6] [6] [6]{0:1}) decoupled_weight_decay=true weight_decay=0.01 maximize=true steps=[5]"});
 }
 
 }  // namespace oar

@@ -65,15 +65,15 @@ void register_reduction_ops(OpRegistry& r) {
   r.add(reduction("sum", "sum; integer and bool inputs give i64", [](const InferContext& c) {
     DType d = is_floating(c.dtype(0)) ? c.dtype(0) : DType::i64;
     return std::vector<TensorMeta>{{reduced_shape(c), d}};
-  }));
+  }), {"*", "[3,4,5] dims=[1]", "[3,4,5] dims=[0,2] keepdim=true", "[3,4,5] dims=[-1] keepdim=true", "large:[1031,1029] dims=[1]"});
   r.add(reduction("prod", "product; integer and bool inputs give i64", [](const InferContext& c) {
     DType d = is_floating(c.dtype(0)) ? c.dtype(0) : DType::i64;
     return std::vector<TensorMeta>{{reduced_shape(c), d}};
-  }));
+  }), {"*", "[3,4,5] dims=[1]", "[3,4,5] dims=[0,2] keepdim=true", "[3,4,5] dims=[-1] keepdim=true", "large:[1031,1029] dims=[1]"});
   r.add(reduction("mean", "arithmetic mean (floating inputs only)", [](const InferContext& c) {
     require_floating(c, 0);
     return std::vector<TensorMeta>{{reduced_shape(c), c.dtype(0)}};
-  }));
+  }), {"*", "[3,4,5] dims=[1]", "[3,4,5] dims=[0,2] keepdim=true", "[3,4,5] dims=[-1] keepdim=true", "large:[1031,1029] dims=[1]"});
   r.add(reduction("var", "variance with Bessel's correction `correction` (floating only)",
                   [](const InferContext& c) {
                     require_floating(c, 0);
@@ -81,12 +81,13 @@ void register_reduction_ops(OpRegistry& r) {
                       throw ValueError("var: correction must be >= 0");
                     return std::vector<TensorMeta>{{reduced_shape(c), c.dtype(0)}};
                   },
-                  {attr("correction", AttrType::kInt, int64_t(1))}));
+                  {attr("correction", AttrType::kInt, int64_t(1))}),
+        {"*", "[3,4,5] dims=[1]", "[3,4,5] dims=[0,2] keepdim=true correction=0", "large:[1031,1029] dims=[1]"});
   for (const char* n : {"max", "min"})
     r.add(reduction(n, std::string(n) + " (NaN propagates)", [](const InferContext& c) {
       require_nonempty_reduction(c);
       return std::vector<TensorMeta>{{reduced_shape(c), c.dtype(0)}};
-    }));
+    }), {"*", "[3,4,5] dims=[1]", "[3,4,5] dims=[0,2] keepdim=true", "[3,4,5] dims=[-1] keepdim=true", "large:[1031,1029] dims=[1]"});
   for (const char* n : {"argmax", "argmin"})
     r.add(no_gradient(reduction(n, std::string("index of the ") + (n[3] == 'm' && n[4] == 'a' ? "max" : "min") +
                            " along one dim, or of the flattened tensor when dims is empty; i64",
@@ -97,7 +98,7 @@ void register_reduction_ops(OpRegistry& r) {
                         throw DTypeError(str("op '", c.schema.name, "' does not accept bool"));
                       require_nonempty_reduction(c);
                       return std::vector<TensorMeta>{{reduced_shape(c), DType::i64}};
-                    })));
+                    })), {"*", "[3,4,5] dims=[1]", "[3,4,5] dims=[-1] keepdim=true", "[3,4,5] dims=[0]", "large:[1031,1029] dims=[1]"});
 }
 
 }  // namespace oar
