@@ -9,7 +9,8 @@
 // strict mode (OAR_FALLBACK=error); the parent applies the allow/skip list,
 // prints failures as they come and writes the reports. Exit status: 0 when no
 // case failed, crashed or timed out; 1 when one did; 2 for a usage error or a
-// device that cannot be tested at all.
+// device that cannot be tested at all; 77 when the device's plugin loads but
+// finds no device on this machine (nothing to test: a skip for CTest).
 #include <unistd.h>
 
 #include <chrono>
@@ -108,6 +109,10 @@ bool parse(int argc, char** argv, Args& a) {
 
 // ---- child side ----
 
+// How a reason starts when the device type exists but has no device here (a
+// CUDA plugin on a machine without a GPU): exit status 77, "skipped".
+constexpr const char* kNoDevice = "no device here: ";
+
 // The device under test, or the reason there is none.
 std::string find_target(const Args& a, Target& t) {
   Runtime& rt = Runtime::get();
@@ -124,6 +129,11 @@ std::string find_target(const Args& a, Target& t) {
       return "the plugin " + a.plugin + " was not found by the loader";
     }
   }
+  // A plugin that loaded with no device here (CUDA without a GPU): nothing to test.
+  const std::string type_name = type.substr(0, type.find(':'));
+  for (const auto& p : rt.plugins())
+    if (p->device_type == type_name && p->device_count == 0)
+      return kNoDevice + ("the " + type_name + " plugin found no device (" + p->version + ")");
   Device d;
   try {
     d = Device::parse(type);
@@ -138,7 +148,7 @@ std::string find_target(const Args& a, Target& t) {
     }
   for (const auto& p : rt.plugins())
     if (p->device_type == rt.device_type_name(d.type))
-      return "the " + p->device_type + " plugin has no device " + d.str() + " (" + p->version + ")";
+      return kNoDevice + ("the " + p->device_type + " plugin has no device " + d.str() + " (" + p->version + ")");
   std::string why = "no device '" + type + "': no loaded plugin provides it";
   for (const auto& s : rt.skipped()) why += "; skipped " + s.path + ": " + s.reason;
   return why;
@@ -260,7 +270,7 @@ int parent_main(const Args& a) {
   if (!why.empty()) {
     std::fprintf(stderr, "oar-conformance: cannot test %s: %s\n", a.device.empty() ? a.plugin.c_str() : a.device.c_str(),
                  why.c_str());
-    return 2;
+    return why.rfind(kNoDevice, 0) == 0 ? 77 : 2;
   }
   std::string device_type;
   for (auto& [k, v] : report.info) {

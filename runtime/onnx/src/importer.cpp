@@ -84,9 +84,14 @@ std::unique_ptr<graph::Graph> import_proto(const ::onnx::ModelProto& model, cons
         bool fits = tt.shape().dim_size() == int(shape.size());
         for (int i = 0; fits && i < tt.shape().dim_size(); ++i)
           fits = !tt.shape().dim(i).has_dim_value() || tt.shape().dim(i).dim_value() == shape[size_t(i)];
-        if (!fits)
+        if (!fits) {
+          std::string declared;
+          for (int i = 0; i < tt.shape().dim_size(); ++i)
+            declared += (i ? ", " : "") + (tt.shape().dim(i).has_dim_value() ? std::to_string(tt.shape().dim(i).dim_value())
+                                                                               : std::string("?"));
           throw ShapeError(str(file, ": input shape ", shape_str(shape), " given for graph input '", in.name(),
-                               "' does not fit its declared shape"));
+                               "' does not fit its declared shape [", declared, "]"));
+        }
       }
     } else {
       shape = declared_shape(in, file);

@@ -88,7 +88,10 @@ Value* clip_mapping(NodeContext& c) {
 // x << y is x * 2^y (wrapping in x's type); x >> y is x / 2^y rounded down.
 Value* bit_shift_mapping(NodeContext& c, Value* x, Value* y) {
   DType d = c.dtype(x);
-  if (!is_integral(d) || d == DType::i8 || d == DType::i32 || d == DType::i64)
+  // ONNX's BitShift takes unsigned types only, so an i32/i64 operand is a
+  // UINT16/UINT32/UINT64 the importer widened (tensor_proto.cpp): shifts are
+  // exact, but a left shift does not wrap at the original width.
+  if (!is_integral(d) || d == DType::i8)
     c.invalid(str("BitShift takes unsigned integers, got ", dtype_name(d)));
   std::string dir = c.attr_string("direction", "");
   Value* power = c.op("pow", {c.scalar(2, d), c.cast(y, d)});
@@ -181,6 +184,14 @@ void register_elementwise_mappers(MapperTable& t) {
   t.add("PRelu", [](NodeContext& c) -> std::vector<Value*> {
     Value* x = c.required_input(0);
     Value* slope = c.required_input(1);
+    // Before opset 7 a 1-D slope of C values applied along the channel axis
+    // (x [N, C, ...]), which numpy broadcasting would put on the last axis.
+    const Shape &xs = NodeContext::shape(x), &ss = NodeContext::shape(slope);
+    if (c.opset() < 7 && ss.size() == 1 && xs.size() >= 2 && ss[0] == xs[1] && ss[0] > 1) {
+      Shape per_channel(xs.size() - 1, 1);
+      per_channel[0] = ss[0];
+      slope = c.reshape(slope, per_channel);
+    }
     return {c.where(c.op("lt", {x, c.scalar(0, c.dtype(x))}), c.mul(x, slope), x)};
   });
   t.add("Elu", [](NodeContext& c) -> std::vector<Value*> {

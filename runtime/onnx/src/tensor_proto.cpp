@@ -2,7 +2,9 @@
 // raw_data or in typed repeated fields whose choice depends on the element
 // type (16-bit floats travel as their bit patterns in int32_data, unsigned
 // 32/64-bit types in uint64_data); both forms are read, raw_data is written.
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "oar/error.h"
 #include "oar/onnx/onnx.h"
@@ -23,6 +25,12 @@ DType dtype_from_onnx(int32_t t, const std::string& context) {
     case ::onnx::TensorProto::INT32: return DType::i32;
     case ::onnx::TensorProto::INT64: return DType::i64;
     case ::onnx::TensorProto::BOOL: return DType::boolean;
+    // No oar dtype of these widths: widened to the signed type that holds
+    // every value (docs/onnx.md); wrap-around modulo 2^16 or 2^32 is lost.
+    case ::onnx::TensorProto::INT16:
+    case ::onnx::TensorProto::UINT16: return DType::i32;
+    case ::onnx::TensorProto::UINT32:
+    case ::onnx::TensorProto::UINT64: return DType::i64;
     default:
       throw DTypeError(str(context.empty() ? "" : context + ": ", "ONNX element type ", onnx_type_name(t), " (", t,
                            ") has no oar dtype (oar has f32 f64 f16 bf16 i8 u8 i32 i64 bool)"));
@@ -55,6 +63,38 @@ std::vector<uint8_t> narrow_values(const Src& values) {
   return bytes;
 }
 
+// The values of an INT16/UINT16/UINT32/UINT64 tensor widened to `Wide`
+// (i32 or i64), from raw_data (little-endian, the source width) or the typed
+// field ONNX keeps them in. UINT64 values above INT64_MAX are refused.
+template <class Src, class Wide, class Field>
+std::vector<uint8_t> widen(const ::onnx::TensorProto& p, const Field& field, int64_t n, const std::string& where) {
+  std::vector<uint8_t> bytes(size_t(n) * sizeof(Wide));
+  Wide* out = reinterpret_cast<Wide*>(bytes.data());
+  auto put = [&](int64_t i, uint64_t bits) {
+    if constexpr (std::is_same_v<Src, uint64_t>)
+      if (bits > uint64_t(INT64_MAX))
+        throw ValueError(str(where, ": UINT64 value ", bits, " at element ", i,
+                             " does not fit oar's i64 (UINT64 tensors are read as i64)"));
+    out[i] = Wide(Src(bits));
+  };
+  if (p.has_raw_data()) {
+    const std::string& raw = p.raw_data();
+    if (raw.size() != size_t(n) * sizeof(Src))
+      throw ValueError(str(where, ": raw_data holds ", raw.size(), " bytes but dims need ", size_t(n) * sizeof(Src),
+                           " (truncated or corrupt?)"));
+    for (int64_t i = 0; i < n; ++i) {
+      Src v;
+      std::memcpy(&v, raw.data() + size_t(i) * sizeof(Src), sizeof(Src));
+      put(i, uint64_t(v));
+    }
+  } else {
+    if (field.size() != n)
+      throw ValueError(str(where, ": holds ", field.size(), " values but dims need ", n, " (truncated or corrupt?)"));
+    for (int64_t i = 0; i < n; ++i) put(i, uint64_t(field[int(i)]));
+  }
+  return bytes;
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& context) {
@@ -71,6 +111,14 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& contex
 
   std::vector<uint8_t> bytes;
   int64_t count = -1;
+  switch (p.data_type()) {
+    case ::onnx::TensorProto::INT16: bytes = widen<int16_t, int32_t>(p, p.int32_data(), n, where); break;
+    case ::onnx::TensorProto::UINT16: bytes = widen<uint16_t, int32_t>(p, p.int32_data(), n, where); break;
+    case ::onnx::TensorProto::UINT32: bytes = widen<uint32_t, int64_t>(p, p.uint64_data(), n, where); break;
+    case ::onnx::TensorProto::UINT64: bytes = widen<uint64_t, int64_t>(p, p.uint64_data(), n, where); break;
+    default: break;
+  }
+  if (!bytes.empty()) return Tensor::from_host(bytes.data(), n, shape, dtype, Device::cpu());
   if (p.has_raw_data()) {
     const std::string& raw = p.raw_data();
     if (raw.size() != size_t(n) * item)
