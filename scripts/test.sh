@@ -16,3 +16,8 @@ export TEST_OAR_REQUIRE_DEVICES="${TEST_OAR_REQUIRE_DEVICES-$required}"
 if [ -d tests/python ] && [ -d build/python/oar ]; then
   TEST_OAR_PYTHONPATH="$(pwd)/build/python" OAR_FALLBACK=error ${PYTHON:-python3} -m pytest -q tests/python
 fi
+# The wheel: pip install . into a fresh venv, used from outside the source tree
+# (skipped with TEST_OAR_SKIP_PIP=1, e.g. for a quick local run).
+if [ "${TEST_OAR_SKIP_PIP:-0}" != 1 ]; then
+  bash scripts/test_pip_install.sh
+fi

@@ -83,6 +83,16 @@ std::string catalog_markdown(bool with_kernels) {
                            : "")
        << " |\n";
   }
+  // The example calls oar-conformance generates its op tests from (OpSchema::examples).
+  os << "\n## Example calls\n\nThe calls `oar-conformance` tests every device's kernels on (grammar in "
+        "`runtime/include/oar/op_schema.h`); an op without any is tested as elementwise on generated shapes, "
+        "and `*` adds those to the written ones.\n\n| op | example calls |\n|---|---|\n";
+  for (const auto& op : ops) {
+    if (op->examples.empty()) continue;
+    std::string text;
+    for (const auto& e : op->examples) text += (text.empty() ? "`" : ", `") + e + "`";
+    os << "| `" << op->name << "` | " << escape_pipes(text) << " |\n";
+  }
   if (!with_kernels) return os.str();
   const Runtime& rt = Runtime::get();
   for (const auto& p : rt.plugins()) {

@@ -144,12 +144,13 @@ std::string to_markdown(const RunReport& r) {
   // Per group.
   std::map<std::string, std::map<int, size_t>> groups;
   for (size_t i = 0; i < r.cases.size(); ++i) ++groups[group_of(r.cases[i].id)][int(r.results[i].status)];
-  os << "\n## Groups\n\n| group | pass | fail | crash | timeout | allowed | skip | pass rate |\n|---|---|---|---|---|---|---|---|\n";
+  os << "\n## Groups\n\nThe pass rate counts allowed failures as failures and leaves skipped cases out.\n\n"
+        "| group | pass | fail | crash | timeout | allowed | skip | pass rate |\n|---|---|---|---|---|---|---|---|\n";
   for (auto& [g, n] : groups) {
     size_t total = 0;
     for (auto& [s, k] : n) total += (s == int(Status::kSkip)) ? 0 : k;
-    char rate[32];
-    std::snprintf(rate, sizeof(rate), "%.1f%%", total ? 100.0 * double(n[int(Status::kPass)]) / double(total) : 0.0);
+    char rate[32] = "-";  // nothing ran (all skipped)
+    if (total) std::snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * double(n[int(Status::kPass)]) / double(total));
     os << "| " << g << " | " << n[int(Status::kPass)] << " | " << n[int(Status::kFail)] << " | "
        << n[int(Status::kCrash)] << " | " << n[int(Status::kTimeout)] << " | " << n[int(Status::kAllowed)] << " | "
        << n[int(Status::kSkip)] << " | " << rate << " |\n";

@@ -28,6 +28,7 @@ struct Child {
   pid_t pid = -1;
   int report = -1;  // read end of the protocol pipe
   int output = -1;  // read end of the child's stdout+stderr
+  bool output_closed = false;  // the child closed it: no more polling
 };
 
 // Starts the child with fd 3 = protocol pipe, stdout/stderr = output pipe.
@@ -59,7 +60,7 @@ Child spawn(const ChildCommand& cmd, const std::vector<std::string>& extra) {
   }
   close(rep[1]);
   close(out[1]);
-  return {pid, rep[0], out[0]};
+  return {pid, rep[0], out[0], false};
 }
 
 void kill_child(Child& c) {
@@ -111,9 +112,33 @@ struct Reader {  // splits a descriptor's bytes into lines
   }
 };
 
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 void keep_tail(std::string& tail, const std::string& more) {
   tail += more;
   if (tail.size() > kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+}
+
+// Waits for the child until `deadline`: its stdout/stderr go to `tail`, its
+// protocol bytes to `rep`. False when the deadline passed first.
+bool pump(Child& c, Reader& rep, std::string& tail, Clock::time_point deadline) {
+  const int ms = int(std::chrono::duration<double, std::milli>(deadline - Clock::now()).count());
+  if (ms <= 0) return false;
+  pollfd fds[2] = {{c.report, POLLIN, 0}, {c.output_closed ? -1 : c.output, POLLIN, 0}};  // poll skips fd -1
+  if (poll(fds, 2, ms) < 0) {
+    if (errno != EINTR) rep.eof = true;
+    return true;
+  }
+  if (fds[1].revents) {
+    std::string raw;
+    Reader out;
+    if (out.read_from(c.output, &raw)) keep_tail(tail, raw);
+    else c.output_closed = true;
+  }
+  if (fds[0].revents) rep.read_from(c.report);
+  return true;
 }
 
 }  // namespace
@@ -160,23 +185,13 @@ std::string list_in_child(const ChildCommand& cmd, std::vector<CaseInfo>& cases,
   Child c = spawn(cmd, {"--child-list"});
   Reader rep;
   std::string tail;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(cmd.startup_budget_s);
+  const auto deadline = after(cmd.startup_budget_s);
   bool timed_out = false;
-  while (!rep.eof) {
-    pollfd fds[2] = {{c.report, POLLIN, 0}, {c.output, POLLIN, 0}};
-    int ms = int(std::chrono::duration<double, std::milli>(deadline - Clock::now()).count());
-    if (ms <= 0) {
+  while (!rep.eof)
+    if (!pump(c, rep, tail, deadline)) {
       timed_out = true;
       break;
     }
-    if (poll(fds, 2, ms) < 0 && errno != EINTR) break;
-    if (fds[1].revents) {
-      std::string raw;
-      Reader r;
-      if (r.read_from(c.output, &raw)) keep_tail(tail, raw);
-    }
-    if (fds[0].revents) rep.read_from(c.report);
-  }
   if (timed_out) kill_child(c);
   std::string how = reap(c);
   std::string line;
@@ -234,23 +249,13 @@ void run_in_children(const ChildCommand& cmd, const std::vector<CaseInfo>& cases
     long current = -1;  // the case between BEGIN and END
     bool started_any = false;
     auto case_start = Clock::now();
-    auto deadline = Clock::now() + std::chrono::duration<double>(cmd.startup_budget_s);
+    auto deadline = after(cmd.startup_budget_s);
     bool timed_out = false;
     while (!rep.eof) {
-      pollfd fds[2] = {{c.report, POLLIN, 0}, {c.output, POLLIN, 0}};
-      int ms = int(std::chrono::duration<double, std::milli>(deadline - Clock::now()).count());
-      if (ms <= 0) {
+      if (!pump(c, rep, tail, deadline)) {
         timed_out = true;
         break;
       }
-      if (poll(fds, 2, ms) < 0 && errno != EINTR) break;
-      if (fds[1].revents) {
-        std::string raw;
-        Reader r;
-        if (r.read_from(c.output, &raw)) keep_tail(tail, raw);
-      }
-      if (!fds[0].revents) continue;
-      rep.read_from(c.report);
       std::string line;
       while (rep.next_line(line)) {
         std::istringstream s(line);
@@ -264,7 +269,7 @@ void run_in_children(const ChildCommand& cmd, const std::vector<CaseInfo>& cases
           started_any = true;
           tail.clear();
           case_start = Clock::now();
-          deadline = case_start + std::chrono::duration<double>(cases[size_t(i)].budget_s);
+          deadline = after(cases[size_t(i)].budget_s);
         } else if (kind == "END") {
           std::string status, seconds, reason;
           std::getline(s, status, ' ');
@@ -277,7 +282,7 @@ void run_in_children(const ChildCommand& cmd, const std::vector<CaseInfo>& cases
           current = -1;
           next = size_t(i) + 1;
           // Between cases the child gets the startup budget again (teardown of one, setup of the next).
-          deadline = Clock::now() + std::chrono::duration<double>(cmd.startup_budget_s);
+          deadline = after(cmd.startup_budget_s);
           progress(size_t(i));
         }
       }

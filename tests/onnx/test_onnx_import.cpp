@@ -192,8 +192,45 @@ TEST(OnnxTensorProto, TypedFieldsAreRead) {
   q.add_dims(2);  // 6 values needed, 3 given
   expect_error<ValueError>([&] { oar::onnx::tensor_from_proto(q); }, {"3 values"});
   ::onnx::TensorProto s;
-  s.set_data_type(::onnx::TensorProto::UINT16);
-  expect_error<DTypeError>([&] { oar::onnx::tensor_from_proto(s); }, {"UINT16"});
+  s.set_data_type(::onnx::TensorProto::STRING);
+  expect_error<DTypeError>([&] { oar::onnx::tensor_from_proto(s); }, {"STRING"});
+}
+
+// 16-bit and unsigned 32/64-bit integers have no oar dtype: they are read
+// widened (INT16/UINT16 -> i32, UINT32/UINT64 -> i64) with every value exact,
+// from typed fields and raw_data; a UINT64 beyond i64 is refused by name.
+TEST(OnnxTensorProto, NarrowAndUnsignedIntegersAreWidened) {
+  ::onnx::TensorProto u16;
+  u16.set_data_type(::onnx::TensorProto::UINT16);
+  u16.add_dims(3);
+  for (int v : {0, 1, 65535}) u16.add_int32_data(v);
+  Tensor t = oar::onnx::tensor_from_proto(u16);
+  EXPECT_EQ(t.dtype(), DType::i32);
+  EXPECT_EQ(host_values(t), (std::vector<double>{0, 1, 65535}));
+  ::onnx::TensorProto i16;
+  i16.set_data_type(::onnx::TensorProto::INT16);
+  i16.add_dims(2);
+  const int16_t raw16[] = {-32768, 123};
+  i16.set_raw_data(std::string(reinterpret_cast<const char*>(raw16), sizeof(raw16)));
+  EXPECT_EQ(host_values(oar::onnx::tensor_from_proto(i16)), (std::vector<double>{-32768, 123}));
+  ::onnx::TensorProto u32;
+  u32.set_data_type(::onnx::TensorProto::UINT32);
+  u32.add_dims(2);
+  for (uint64_t v : {uint64_t(4294967295u), uint64_t(7)}) u32.add_uint64_data(v);
+  Tensor w = oar::onnx::tensor_from_proto(u32);
+  EXPECT_EQ(w.dtype(), DType::i64);
+  EXPECT_EQ(w.to_vector<int64_t>(), (std::vector<int64_t>{4294967295LL, 7}));
+  ::onnx::TensorProto u64;
+  u64.set_data_type(::onnx::TensorProto::UINT64);
+  u64.add_dims(1);
+  u64.add_uint64_data(uint64_t(1) << 63);
+  expect_error<ValueError>([&] { oar::onnx::tensor_from_proto(u64); }, {"UINT64 value 9223372036854775808", "i64"});
+  u64.add_dims(0);  // truncated raw data is refused too
+  u64.clear_uint64_data();
+  u64.set_raw_data(std::string(4, '\0'));
+  u64.clear_dims();
+  u64.add_dims(1);
+  expect_error<ValueError>([&] { oar::onnx::tensor_from_proto(u64); }, {"raw_data holds 4 bytes"});
 }
 
 TEST(OnnxImport, MissingFileIsAnIOError) {
@@ -314,10 +351,8 @@ TEST(OnnxNodeTests, PassingTestsSurviveExportAndReimport) {
     std::string name = fs::path(dir).filename().string();
     try {
       std::vector<Tensor> inputs, expected;
-      for (int i = 0; fs::exists(dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb"); ++i)
-        inputs.push_back(oar::onnx::load_tensor(dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb"));
-      for (int i = 0; fs::exists(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb"); ++i)
-        expected.push_back(oar::onnx::load_tensor(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb"));
+      inputs = oar::onnx::load_node_test_tensors(dir, "input_");
+      expected = oar::onnx::load_node_test_tensors(dir, "output_");
       oar::onnx::ImportOptions options;
       for (const Tensor& t : inputs) options.input_shapes.push_back(t.shape());
       options.input_values = inputs;

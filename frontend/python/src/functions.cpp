@@ -6,6 +6,7 @@
 #include <nanobind/stl/pair.h>
 
 #include "bindings.h"
+#include "oar/info_report.h"
 #include "oar/dlpack.h"
 #include "oar/plugin_loader.h"
 #ifdef OAR_HAVE_CPP_FRONTEND
@@ -184,6 +185,9 @@ void bind_functions(nb::module_& m) {
   m.def("set_flag", [flags_knowing](const std::string& n, const std::string& v) { flags_knowing(n).set(n, v); });
   m.def("get_flag", [flags_knowing](const std::string& n) { return flags_knowing(n).get(n); });
   m.def("fallback_count", [](const std::string& op, const std::string& dev) { return fallback_count(op, dev); });
+  // `python -m oar.info`: the text (or JSON) oar-info prints, from the same code.
+  m.def("info_report", [](bool json) { return json ? info_report_json() : info_report_text(); },
+        nb::arg("json") = false);
   m.def("info", [] {
     Runtime& rt = Runtime::get();
     nb::dict info;

@@ -73,25 +73,19 @@ std::string compare(const Tensor& actual_any, const Tensor& expected, const Node
   return "";
 }
 
-// The declared element types of the model's runtime inputs and outputs.
-void declared_types(const std::string& model_path, std::vector<int32_t>& inputs, std::vector<int32_t>& outputs) {
+// The declared element types of the model's runtime inputs ("input_") or its outputs.
+std::vector<int32_t> declared_types(const std::string& model_path, const std::string& prefix) {
   ::onnx::ModelProto m = detail::parse_model(detail::read_file(model_path), model_path);
+  std::vector<int32_t> types;
+  if (prefix == "output_") {
+    for (const auto& out : m.graph().output()) types.push_back(out.type().tensor_type().elem_type());
+    return types;
+  }
   std::unordered_set<std::string> initializers;
   for (const auto& init : m.graph().initializer()) initializers.insert(init.name());
   for (const auto& in : m.graph().input())
-    if (!initializers.count(in.name())) inputs.push_back(in.type().tensor_type().elem_type());
-  for (const auto& out : m.graph().output()) outputs.push_back(out.type().tensor_type().elem_type());
-}
-
-// A test data file. ONNX writes BFLOAT16 test data as UINT16 (numpy has no
-// bfloat16): the bits are read as the bf16 the model declares.
-Tensor load_test_tensor(const std::string& path, int32_t declared) {
-  ::onnx::TensorProto proto;
-  if (!proto.ParseFromString(detail::read_file(path)))
-    throw IOError(str(path, ": not a valid TensorProto (protobuf parse failed; truncated or corrupt?)"));
-  if (declared == ::onnx::TensorProto::BFLOAT16 && proto.data_type() == ::onnx::TensorProto::UINT16)
-    proto.set_data_type(::onnx::TensorProto::BFLOAT16);
-  return tensor_from_proto(proto, path);
+    if (!initializers.count(in.name())) types.push_back(in.type().tensor_type().elem_type());
+  return types;
 }
 
 }  // namespace
@@ -106,23 +100,35 @@ std::vector<std::string> list_node_tests(const std::string& root) {
   return dirs;
 }
 
+std::vector<Tensor> load_node_test_tensors(const std::string& dir, const std::string& prefix) {
+  std::vector<int32_t> declared;
+  try {
+    declared = declared_types((fs::path(dir) / "model.onnx").string(), prefix);
+  } catch (const Error&) {
+    // a model that does not parse: its import says why; the data reads as stored
+  }
+  std::vector<Tensor> tensors;
+  const auto files = numbered_files(fs::path(dir) / "test_data_set_0", prefix);
+  for (size_t i = 0; i < files.size(); ++i) {
+    ::onnx::TensorProto proto;
+    if (!proto.ParseFromString(detail::read_file(files[i])))
+      throw IOError(str(files[i], ": not a valid TensorProto (protobuf parse failed; truncated or corrupt?)"));
+    if (i < declared.size() && declared[i] == ::onnx::TensorProto::BFLOAT16 &&
+        proto.data_type() == ::onnx::TensorProto::UINT16)
+      proto.set_data_type(::onnx::TensorProto::BFLOAT16);
+    tensors.push_back(tensor_from_proto(proto, files[i]));
+  }
+  return tensors;
+}
+
 NodeTestResult run_node_test(const std::string& dir, const NodeTestOptions& options) {
   NodeTestResult result;
   result.name = fs::path(dir).filename().string();
   try {
-    fs::path data = fs::path(dir) / "test_data_set_0";
     std::vector<Tensor> inputs;
     std::string load_error;
-    std::vector<int32_t> input_types, output_types;
     try {
-      declared_types((fs::path(dir) / "model.onnx").string(), input_types, output_types);
-    } catch (const Error&) {
-      // the import below reports what is wrong with the model
-    }
-    auto declared = [](const std::vector<int32_t>& types, size_t i) { return i < types.size() ? types[i] : 0; };
-    try {
-      const auto files = numbered_files(data, "input_");
-      for (size_t i = 0; i < files.size(); ++i) inputs.push_back(load_test_tensor(files[i], declared(input_types, i)));
+      inputs = load_node_test_tensors(dir, "input_");
     } catch (const Error& e) {
       load_error = error_reason(e, dir);  // e.g. a SequenceProto: the import says why, below
     }
@@ -138,13 +144,13 @@ NodeTestResult run_node_test(const std::string& dir, const NodeTestOptions& opti
     }
     graph::Executor executor(graph, options.device);
     std::vector<Tensor> outputs = executor.run(inputs);
-    std::vector<std::string> expected_files = numbered_files(data, "output_");
-    if (outputs.size() != expected_files.size()) {
-      result.reason = str("the graph has ", outputs.size(), " outputs, the test expects ", expected_files.size());
+    std::vector<Tensor> expected = load_node_test_tensors(dir, "output_");
+    if (outputs.size() != expected.size()) {
+      result.reason = str("the graph has ", outputs.size(), " outputs, the test expects ", expected.size());
       return result;
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string diff = compare(outputs[i], load_test_tensor(expected_files[i], declared(output_types, i)), options, i);
+      std::string diff = compare(outputs[i], expected[i], options, i);
       if (!diff.empty()) {
         result.reason = short_reason(diff, dir);
         return result;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "oar/device.h"
+#include "oar/tensor.h"
 
 namespace oar::onnx {
 
@@ -32,6 +33,10 @@ struct NodeTestResult {
 
 // The test directories under `root` (those holding a model.onnx), sorted.
 std::vector<std::string> list_node_tests(const std::string& root);
+// The tensors test_data_set_0/<prefix>N.pb ("input_" or "output_") of a test
+// directory, read as the model declares them: ONNX stores BFLOAT16 test data
+// as UINT16 (numpy has no bfloat16), and those bits are read as bf16.
+std::vector<Tensor> load_node_test_tensors(const std::string& dir, const std::string& prefix);
 // Imports, runs and compares one test directory; never throws for a failing
 // test (import errors, kernel errors and mismatches become the reason).
 NodeTestResult run_node_test(const std::string& dir, const NodeTestOptions& options = {});
