@@ -64,7 +64,12 @@ Outcome run_op_case(const Target& t, const OpSchema& op, const Example& ex, cons
   } catch (const Error& e) {
     ref_error = e.what();
     // Only an example emptied by the suite may be refused; a catalog example must run.
-    if (layout != Layout::kEmpty) fail("the CPU reference refuses the catalog example \"" + ex.text + "\": " + ref_error);
+    if (layout != Layout::kEmpty)
+      fail("the CPU reference refuses the example \"" + ex.text + "\"" +
+           (op.examples.empty() ? " (an op that is not elementwise needs example calls in its catalog entry, "
+                                  "OpSchema::examples)"
+                                : "") +
+           ": " + ref_error);
   }
   Sample dev = make_sample(op, ex, sig, layout, t.device, seed);
   std::vector<Tensor> got;

@@ -4,7 +4,9 @@ checks that the run finishes, fails, and its reports name the defect: the
 right cases with the right status and reason, while the cases around them
 still pass.
 
-usage: check_broken_plugins.py OAR_CONFORMANCE BROKEN_PLUGIN_DIR OUT_DIR
+Bad invocations are usage errors (exit 2) that name the problem.
+
+usage: check_broken_plugins.py OAR_CONFORMANCE BROKEN_PLUGIN_DIR OUT_DIR [GARBAGE_PLUGIN]
 """
 import json
 import os
@@ -26,10 +28,39 @@ EXPECT = {
 }
 
 
+def bad_input(exe, out_dir, garbage):
+    """Each bad invocation exits 2 and its message names what is wrong."""
+    bad_list = os.path.join(out_dir, "bad_expectations.txt")
+    with open(bad_list, "w") as f:
+        f.write("*  ops/*  perhaps  no such action\n")
+    cases = [
+        (["--device", "nosuchdevice"], "nosuchdevice"),
+        (["--plugin", "/nonexistent/liboar_plugin_x.so"], "no such file"),
+        (["--device", "cpu", "--filter", "nomatch/at/all"], "no case matches"),
+        (["--device", "cpu", "--level", "bogus"], "usage"),
+        (["--device", "cpu", "--plugin", "x.so"], "exactly one"),
+        (["--device", "cpu", "--expectations", bad_list], bad_list + ":1"),
+        (["--device", "cpu", "--timeout", "-3"], "usage"),
+    ]
+    if garbage:
+        cases.append((["--plugin", garbage], "not loaded"))
+    problems = []
+    for args, text in cases:
+        proc = subprocess.run([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        ok = proc.returncode == 2 and text in proc.stdout
+        print("%s %s -> exit %d: %s" % ("ok  " if ok else "FAIL", " ".join(args), proc.returncode,
+                                        proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else ""))
+        if not ok:
+            problems.append("%s: exit %d, expected 2 with '%s': %s" % (" ".join(args), proc.returncode, text,
+                                                                        proc.stdout[-300:]))
+    return problems
+
+
 def main():
     exe, plugin_dir, out_dir = sys.argv[1:4]
+    garbage = sys.argv[4] if len(sys.argv) > 4 else None
     os.makedirs(out_dir, exist_ok=True)
-    problems = []
+    problems = bad_input(exe, out_dir, garbage)
     for name, (defects, healthy) in EXPECT.items():
         plugin = os.path.join(plugin_dir, name, "liboar_plugin_%s.so" % name)
         report = os.path.join(out_dir, name + ".json")

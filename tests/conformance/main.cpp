@@ -242,6 +242,10 @@ int parent_main(const Args& a) {
   std::error_code ec;
   ChildCommand cmd;
   cmd.executable = fs::read_symlink("/proc/self/exe", ec).string();
+  if (!a.plugin.empty() && !fs::is_regular_file(a.plugin, ec)) {
+    std::fprintf(stderr, "oar-conformance: --plugin %s: no such file\n", a.plugin.c_str());
+    return 2;
+  }
   if (!a.plugin.empty()) {
     fs::path p = fs::absolute(a.plugin, ec);
     cmd.args = {"--plugin", p.string()};
@@ -302,6 +306,10 @@ int parent_main(const Args& a) {
   std::vector<CaseInfo> selected;
   for (auto& c : all)
     if (matches_filter(a.filter, c.id)) selected.push_back(c);
+  if (selected.empty()) {
+    std::fprintf(stderr, "oar-conformance: no case matches --filter '%s' (--list shows the ids)\n", a.filter.c_str());
+    return 2;
+  }
   if (a.list) {
     for (const auto& c : selected) std::printf("%s\n", c.id.c_str());
     return 0;

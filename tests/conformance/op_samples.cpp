@@ -199,6 +199,7 @@ std::vector<NamedExample> generated(const OpSchema& op, bool full_level) {
     if (!in.optional) ++tensors;
   auto make = [&](const std::vector<Shape>& shapes) {
     Example ex;
+    ex.text = "generated elementwise sample";
     size_t k = 0;
     for (const auto& in : op.inputs) {
       ExampleInput e;

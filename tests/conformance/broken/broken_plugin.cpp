@@ -1,24 +1,23 @@
 // Deliberately broken device plugins, the fixtures that show oar-conformance
 // names each defect and still finishes. One source, built once per defect
 // (OAR_BROKEN_DEFECT): a correct host-memory device (the SDK's) with the
-// kernel primitives, and one thing wrong:
+// primitives' elementwise kernels (primitive_kernels.cpp, compiled once),
+// and one thing wrong:
 //   1 wrong_kernel  f32 `add` computes a - b
 //   2 drop_bytes    every copy leaves out its last byte
 //   3 missing_sync  memory_set runs later on a worker thread, and nothing waits for it
 //   4 segfault      f32 `mul` dereferences a null pointer
 //   5 hang          f32 `sub` on 15 elements never returns
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-#include "oar/kp/cpu/elementwise_kernels.h"
-#include "oar/kp/cpu/family.h"
-#include "oar/kp/cpu/reduction_kernels.h"
-#include "oar/kp/family/families.h"
 #include "oar/plugin_sdk/host_device.hpp"
+#include "oar/plugin_sdk/kernel_api.hpp"
 #include "oar/plugin_sdk/plugin_entry.h"
 
 #ifndef OAR_BROKEN_DEFECT
@@ -27,6 +26,8 @@
 #ifndef OAR_BROKEN_NAME
 #error "define OAR_BROKEN_NAME"
 #endif
+
+oar_status_t oar_broken_register_primitives(const oar_kernel_registrar* r);  // primitive_kernels.cpp
 
 namespace {
 
@@ -93,10 +94,7 @@ oar_status_t late_memset(int32_t device, oar_stream_t, void* ptr, uint64_t off, 
 }
 
 oar_status_t register_kernels(const oar_kernel_registrar* r) {
-  if (oar_status_t st = oar::kp::cpu::register_elementwise_kernels(r, "kp-cpu")) return st;
-  if (oar_status_t st = oar::kp::cpu::register_reduction_kernels(r, "kp-cpu")) return st;
-  oar::kp::family::Registrar reg(r, "kp-cpu");
-  if (oar_status_t st = oar::kp::family::register_families<oar::kp::cpu::FamilyBackend>(reg)) return st;
+  if (oar_status_t st = oar_broken_register_primitives(r)) return st;
   const char* op = OAR_BROKEN_DEFECT == 1 ? "add" : OAR_BROKEN_DEFECT == 4 ? "mul" : OAR_BROKEN_DEFECT == 5 ? "sub" : nullptr;
   if (!op) return OAR_STATUS_OK;
   return oar::sdk::register_kernel(r, op, {OAR_DTYPE_F32, OAR_DTYPE_F32}, broken_kernel, "broken", 100);
