@@ -290,9 +290,15 @@ int parent_main(const Args& a) {
     if (k == "device") device_type = v.substr(0, v.find(':'));
   }
   std::erase_if(report.info, [](const auto& kv) { return kv.first == "ops"; });
+  // Paths under the working directory are shown relative to it: reports get committed.
+  const std::string cwd = fs::current_path(ec).string() + "/";
+  for (auto& [k, v] : report.info)
+    if (k == "plugin path" && v.rfind(cwd, 0) == 0) v = v.substr(cwd.size());
   report.info.push_back({"level", a.level == Level::kFull ? "full" : "quick"});
   if (!a.filter.empty()) report.info.push_back({"filter", a.filter});
-  report.info.push_back({"expectations", exp_path.empty() ? "none" : exp_path});
+  report.info.push_back({"expectations", exp_path.empty()                ? "none"
+                                         : exp_path.rfind(cwd, 0) == 0 ? exp_path.substr(cwd.size())
+                                                                       : exp_path});
   {
     std::time_t now = std::time(nullptr);
     char buf[64];
