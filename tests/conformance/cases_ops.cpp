@@ -20,11 +20,17 @@ std::string signature_id(const std::vector<DType>& sig) {
   return s.empty() ? "none" : s;
 }
 
-// The dtype column of the coverage matrix: the data, not a condition or index.
+// The dtype column of the coverage matrix: the first input that takes part in
+// promotion (the data), not a condition or an index.
 std::string column_of(const OpSchema& op, const std::vector<DType>& sig) {
   if (sig.empty()) return "";
-  if (sig.size() > 1 && !op.inputs.empty() && !op.inputs[0].promoted && op.inputs[0].name == "condition")
-    return dtype_name(sig[1]);
+  size_t slot = 0;
+  for (const auto& in : op.inputs) {
+    if (!in.in_signature) continue;
+    if (slot >= sig.size()) break;
+    if (in.promoted) return dtype_name(sig[slot]);
+    ++slot;
+  }
   return dtype_name(sig[0]);
 }
 
