@@ -306,9 +306,8 @@ void run_in_children(const ChildCommand& cmd, const std::vector<CaseInfo>& cases
       fatal = "the child process " + (timed_out ? std::string("did not start a case in time") : how.empty() ? "exited" : how) +
               " before its first case; its output:\n" + tail;
       break;
-    } else if (next < cases.size() && !timed_out && !how.empty() && rep.eof) {
-      // Died between cases: nothing to blame; go on from the next one.
     }
+    // A child that died between two cases blames none: the loop goes on from `next`.
   }
   std::remove(list.c_str());
   rmdir(dir);
