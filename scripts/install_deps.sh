@@ -50,3 +50,7 @@ if ((${#py_missing[@]})); then
   echo "install_deps: pip installing ${pkgs[*]}"
   "$PY" -m pip install --quiet --disable-pip-version-check "${pkgs[@]}"
 fi
+
+# OpenVINO (PyPI, pinned): the real vendor SDK behind the adapter's openvino
+# driver (docs/adapter.md). Debian has no OpenVINO package.
+bash "$(dirname "$0")/install_openvino.sh" >/dev/null

@@ -30,6 +30,11 @@ namespace {
 
 using oar::DType;
 
+std::vector<InfoSection>& info_sections() {
+  static std::vector<InfoSection> sections;
+  return sections;
+}
+
 // Bit i of oar_capability_flags_t, as named in oar_plugin.h.
 const char* const kCapabilityNames[] = {"async_copy",         "event_timing", "collectives",
                                         "graph_offload",      "pinned_host_memory",
@@ -158,6 +163,8 @@ void print_coverage_text(std::ostream& os, const oar::LoadedPlugin& p) {
 }
 
 void print_text(std::ostream& os, const oar::Runtime& rt) {
+  std::vector<std::string> sections;
+  for (const auto& s : info_sections()) sections.push_back(s.text());
   os << "oar core: plugin ABI " << OAR_ABI_VERSION_MAJOR << "." << OAR_ABI_VERSION_MINOR
      << " (oar_plugin_api struct_size " << sizeof(oar_plugin_api) << ")\n";
   auto& flags = oar::Flags::instance();
@@ -213,6 +220,7 @@ void print_text(std::ostream& os, const oar::Runtime& rt) {
   os << "\nSkipped plugins (" << rt.skipped().size() << "):\n";
   if (rt.skipped().empty()) os << "  none\n";
   for (const auto& s : rt.skipped()) os << "  " << s.path << "\n      reason: " << s.reason << "\n";
+  for (const auto& text : sections) os << "\n" << text;
 
   for (const auto& p : rt.plugins()) print_coverage_text(os, *p);
 
@@ -221,11 +229,16 @@ void print_text(std::ostream& os, const oar::Runtime& rt) {
   os << "\nFlags (source: env = set in the environment, default = built-in default):\n";
   for (const auto& f : all)
     if (f.owner.empty()) print_flag_text(os, f);
-  for (const auto& p : rt.plugins()) {
-    if (p->declared_flags.empty()) continue;
-    os << "\nFlags of plugin '" << p->name << "':\n";
+  std::vector<std::string> owners;  // plugins first, then other declarers (adapter drivers)
+  for (const auto& p : rt.plugins())
+    if (!p->declared_flags.empty()) owners.push_back(p->name);
+  for (const auto& f : all)
+    if (!f.owner.empty() && std::find(owners.begin(), owners.end(), f.owner) == owners.end()) owners.push_back(f.owner);
+  for (const auto& owner : owners) {
+    bool plugin = std::any_of(rt.plugins().begin(), rt.plugins().end(), [&](const auto& p) { return p->name == owner; });
+    os << "\nFlags of " << (plugin ? "plugin" : "adapter driver") << " '" << owner << "':\n";
     for (const auto& f : all)
-      if (f.owner == p->name) print_flag_text(os, f);
+      if (f.owner == owner) print_flag_text(os, f);
   }
 }
 
@@ -260,6 +273,7 @@ class Json {
   Json& num(uint64_t v) { return element(), os_ << v, *this; }
   Json& num(int64_t v) { return element(), os_ << v, *this; }
   Json& boolean(bool v) { return element(), os_ << (v ? "true" : "false"), *this; }
+  Json& raw(const std::string& json) { return element(), os_ << json, *this; }
   Json& strings(const std::vector<std::string>& v) {
     begin('[');
     for (const auto& s : v) str(s);
@@ -305,8 +319,11 @@ class Json {
 };
 
 void print_json(std::ostream& os, const oar::Runtime& rt) {
+  std::vector<std::pair<std::string, std::string>> sections;
+  for (const auto& s : info_sections()) sections.emplace_back(s.key, s.json());
   Json j(os);
   j.begin('{');
+  for (const auto& [key, value] : sections) j.key(key).raw(value);
   j.key("abi").begin('{');
   j.key("major").num(uint64_t(OAR_ABI_VERSION_MAJOR)).key("minor").num(uint64_t(OAR_ABI_VERSION_MINOR));
   j.key("plugin_api_struct_size").num(uint64_t(sizeof(oar_plugin_api)));
@@ -393,6 +410,8 @@ void print_abi_markdown(std::ostream& os) {
 }
 
 }  // namespace
+
+void register_info_section(InfoSection section) { info_sections().push_back(std::move(section)); }
 
 std::string info_report_text() {
   std::ostringstream out;

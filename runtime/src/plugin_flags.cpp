@@ -43,7 +43,9 @@ std::vector<std::string> split_choices(const char* text) {
   return out;
 }
 
-FlagDefinition to_definition(const oar_flag_definition* d) {
+}  // namespace
+
+FlagDefinition flag_definition_from_abi(const oar_flag_definition* d) {
   if (d == nullptr) throw ValueError("the definition pointer is NULL");
   if (!OAR_STRUCT_HAS(d, oar_flag_definition, doc))
     throw ValueError(str("struct_size ", d->struct_size, " is too small for an oar_flag_definition"));
@@ -60,8 +62,6 @@ FlagDefinition to_definition(const oar_flag_definition* d) {
     throw ValueError(str("choices are given but the type is ", flag_type_name(def.type)));
   return def;
 }
-
-}  // namespace
 
 void declare_plugin_flags(LoadedPlugin& plugin) {
   // Zero for a table older than 1.2 (the loader's copy ends at its struct_size).
@@ -82,7 +82,7 @@ void declare_plugin_flags(LoadedPlugin& plugin) {
                             ? std::string(d->name)
                             : str("flag #", i);
     try {
-      FlagDefinition def = to_definition(d);
+      FlagDefinition def = flag_definition_from_abi(d);
       Flags::instance().declare(plugin.name, def);
       plugin.declared_flags.push_back(def.name);
     } catch (const ValueError& e) {

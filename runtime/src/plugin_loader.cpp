@@ -24,9 +24,13 @@ const std::vector<AbiEntryInfo>& abi_entries() {
   return entries;
 }
 
-std::vector<std::string> plugin_search_dirs() {
+namespace {
+
+// Directories from a colon-separated flag, then <dir of liboar_core.so>/oar/<sub>
+// (in the build tree and when installed) unless OAR_PLUGIN_DEFAULT_DIR=0.
+std::vector<std::string> search_dirs(const char* path_flag, const char* sub) {
   std::vector<std::string> dirs;
-  std::string path = Flags::instance().get("OAR_PLUGIN_PATH");
+  std::string path = Flags::instance().get(path_flag);
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find(':', start);
@@ -35,24 +39,38 @@ std::vector<std::string> plugin_search_dirs() {
     start = end + 1;
   }
   if (Flags::instance().get_bool("OAR_PLUGIN_DEFAULT_DIR")) {
-    // Plugins live in <dir of liboar_core.so>/oar/plugins, in the build tree and when installed.
     std::error_code ec;
     fs::path core = boost::dll::this_line_location(ec);
-    if (!ec) dirs.push_back((core.parent_path() / "oar" / "plugins").string());
+    if (!ec) dirs.push_back((core.parent_path() / "oar" / sub).string());
   }
   return dirs;
 }
 
-std::vector<std::string> list_plugin_files(const std::string& dir) {
+std::vector<std::string> list_files(const std::string& dir, const std::string& prefix) {
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (name.rfind("liboar_plugin_", 0) == 0 && it->path().extension() == ".so")
-      files.push_back(it->path().string());
+    if (name.rfind(prefix, 0) == 0 && it->path().extension() == ".so") files.push_back(it->path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+}  // namespace
+
+std::vector<std::string> plugin_search_dirs() { return search_dirs("OAR_PLUGIN_PATH", "plugins"); }
+
+std::vector<std::string> list_plugin_files(const std::string& dir) { return list_files(dir, "liboar_plugin_"); }
+
+std::vector<std::string> adapter_search_dirs() { return search_dirs("OAR_ADAPTER_PATH", "adapters"); }
+
+std::vector<std::string> list_adapter_files(const std::string& dir) { return list_files(dir, "liboar_adapter_"); }
+
+std::string adapter_driver_name(const std::string& path) {
+  std::string stem = fs::path(path).stem().string();
+  const std::string prefix = "liboar_adapter_";
+  return stem.rfind(prefix, 0) == 0 ? stem.substr(prefix.size()) : stem;
 }
 
 namespace {

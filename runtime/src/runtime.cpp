@@ -1,5 +1,7 @@
 #include "oar/runtime.h"
 
+#include <cctype>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -194,7 +196,19 @@ void Runtime::load_all() {
     }
   }
   // Only now are the plugins' flags known, so a typo of one is caught too.
+  // An adapter driver's flags (OAR_<DRIVER>_*) are declared when liboar_adapter
+  // loads it, later or never: those of drivers on disk are not typos.
+  std::vector<std::string> driver_prefixes;
+  for (const auto& dir : adapter_search_dirs())
+    for (const auto& file : list_adapter_files(dir)) {
+      std::string prefix = "OAR_" + adapter_driver_name(file) + "_";
+      for (char& c : prefix) c = char(std::toupper(static_cast<unsigned char>(c)));
+      driver_prefixes.push_back(prefix);
+    }
   for (const auto& name : Flags::instance().unknown_environment_names()) {
+    bool of_driver = false;
+    for (const auto& prefix : driver_prefixes) of_driver |= name.rfind(prefix, 0) == 0;
+    if (of_driver) continue;
     const std::string near = Flags::instance().nearest_name(name);
     log_message(LogLevel::kWarning,
                 str("unknown environment variable ", name, " ignored: it names no oar flag",

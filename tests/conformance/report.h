@@ -4,6 +4,7 @@
 // and one command that reproduces it). Both are written atomically.
 #pragma once
 
+#include "oar/file_io.h"
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +28,7 @@ std::string to_markdown(const RunReport& r);
 // Counts by status; `failed` is true when any case failed, crashed or timed out.
 std::vector<std::pair<Status, size_t>> status_counts(const RunReport& r, bool& failed);
 
-// Writes `text` to `path` through a temporary file and rename.
-void write_file_atomic(const std::string& path, const std::string& text);
+// Reports are written with the core's oar::write_file_atomic (oar/file_io.h).
+using oar::write_file_atomic;
 
 }  // namespace oar::conformance

@@ -365,3 +365,36 @@ TEST(GraphPasses, InPlaceStepsReuseTheirBufferAtRunTime) {
   EXPECT_LT(alloc.stats().peak_allocated - before, buffer + buffer / 2) << "more than one working buffer was live";
   EXPECT_NEAR(host_values(y)[0], -std::tanh(std::cos(std::sin(std::exp(1.0)))), 1e-6);
 }
+
+// unfuse is the inverse of the fusions: the plain catalog ops come back, in
+// order, with the same results (what a subgraph-offload driver needs to see).
+TEST(GraphPasses, UnfuseRestoresThePlainOpsWithTheSameResults) {
+  auto build = [] {
+    auto g = std::make_shared<Graph>();
+    Value* x = g->add_input("x", {{2, 3, 6, 6}, DType::f32});
+    Value* w = g->add_constant("w", random_tensor({4, 3, 3, 3}, 40));
+    Value* fw = g->add_constant("fw", random_tensor({5, 144}, 41));
+    Node* conv = g->add_node("conv2d", {x, w, nullptr}, {{"padding", std::vector<int64_t>{1, 1}}});
+    Node* r = g->add_node("relu", {conv->outputs[0]}, {});
+    Node* m = g->add_node("mul", {r->outputs[0], r->outputs[0]}, {});
+    Node* c = g->add_node("clamp", {m->outputs[0]}, {{"min", -0.5}, {"max", 0.5}});
+    Node* flat = g->add_node("reshape", {c->outputs[0]}, {{"shape", std::vector<int64_t>{2, 144}}});
+    Node* fc = g->add_node("linear", {flat->outputs[0], fw, nullptr}, {});
+    Node* s = g->add_node("sigmoid", {fc->outputs[0]}, {});
+    g->set_outputs({s->outputs[0]});
+    return g;
+  };
+  Tensor xv = random_tensor({2, 3, 6, 6}, 42);
+  auto plain = build();
+  std::vector<double> want = host_values(run(plain, {xv}, Device::cpu())[0]);
+  auto g = build();
+  int32_t cpu = Runtime::get().cpu_type();
+  ASSERT_EQ(fuse_activation(*g, cpu), 2u);
+  ASSERT_EQ(fuse_elementwise(*g, cpu), 1u);
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"conv2d_act", "fused_elementwise", "reshape", "linear_act"}));
+  EXPECT_EQ(unfuse(*g), 3u);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), ops_of(*plain));
+  expect_close(host_values(run(g, {xv}, Device::cpu())[0]), want, 1e-6, 1e-7, "unfused");
+  EXPECT_EQ(unfuse(*g), 0u) << "nothing left to expand";
+}

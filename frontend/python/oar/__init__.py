@@ -18,6 +18,7 @@ from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is
 from . import autograd, nn, optim, utils
 from . import jit
 from . import onnx
+from . import inference, adapter
 from .serialization import save, load
 from . import cuda
 

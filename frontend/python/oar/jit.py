@@ -305,15 +305,37 @@ class TrainGraph:
 
 
 class LoadedFunction:
-    """A graph loaded with `oar.jit.load`: call it with tensors of the saved shapes and dtypes."""
+    """A graph loaded with `oar.jit.load` (or `oar.onnx.load`): call it with tensors of the saved shapes
+    and dtypes. With an adapter driver selected (`adapter=` or OAR_ADAPTER) it runs as an
+    `oar.inference.Predictor` that offloads subgraphs to the driver; `.placement` then says where each
+    node ran and why."""
 
-    def __init__(self, graph):
+    _ADAPTER_KEYS = ("adapter_options", "deny", "min_nodes", "min_macs", "cache_dir")
+
+    def __init__(self, graph, adapter=None, **adapter_options):
+        unknown = sorted(set(adapter_options) - set(self._ADAPTER_KEYS))
+        if unknown:
+            raise TypeError(f"unknown keyword arguments {unknown}; the adapter takes {list(self._ADAPTER_KEYS)}")
         self.graph = graph
         self._executors = {}
+        self._adapter = dict(adapter_options, adapter=adapter)
+        self._predictors = {}
+        self._last = None
 
     def __call__(self, *inputs):
-        outputs = _run_graph(self._executors, self.graph, inputs)
+        from .inference import _offloading_predictor
+        predictor = _offloading_predictor(self.graph, inputs, self._adapter, self._predictors)
+        if predictor is not None:
+            self._last = predictor
+            outputs = predictor._p.run(list(inputs))
+        else:
+            outputs = _run_graph(self._executors, self.graph, inputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    @property
+    def placement(self):
+        """The adapter placement of the last offloaded run (None before one, or without an adapter)."""
+        return self._last.placement if self._last is not None else None
 
 
 def save(function, path, example_inputs=None):
@@ -344,9 +366,12 @@ def save(function, path, example_inputs=None):
     _C.save_graph(graph, str(path))
 
 
-def load(path, device="cpu"):
-    """Loads a graph saved with `oar.jit.save`; returns a callable LoadedFunction."""
-    return LoadedFunction(_C.load_graph(str(path), device))
+def load(path, device="cpu", adapter=None, **adapter_options):
+    """Loads a graph saved with `oar.jit.save`; returns a callable LoadedFunction.
+
+    `adapter` (or OAR_ADAPTER) offloads subgraphs to that adapter driver; `adapter_options` are the
+    keyword arguments of `oar.inference.Predictor` (adapter_options, deny, min_nodes, min_macs, cache_dir)."""
+    return LoadedFunction(_C.load_graph(str(path), device), adapter=adapter, **adapter_options)
 
 
 def not_to_static(function):

@@ -22,11 +22,14 @@ def _require():
         raise RuntimeError("this oar build has no ONNX support (libonnx-dev was missing when it was built)")
 
 
-def load(path, input_shapes=None):
-    """Imports an ONNX model; returns a callable LoadedFunction (its `.graph` is the oar graph)."""
+def load(path, input_shapes=None, adapter=None, **adapter_options):
+    """Imports an ONNX model; returns a callable LoadedFunction (its `.graph` is the oar graph).
+
+    `adapter` (or OAR_ADAPTER) offloads subgraphs to that adapter driver (docs/adapter.md);
+    `adapter_options` as for `oar.inference.Predictor`."""
     _require()
     shapes = [list(s) for s in input_shapes] if input_shapes else []
-    return LoadedFunction(_C.onnx_import(str(path), shapes))
+    return LoadedFunction(_C.onnx_import(str(path), shapes), adapter=adapter, **adapter_options)
 
 
 def export(function, path, example_inputs, opset=17):

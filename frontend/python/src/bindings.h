@@ -43,5 +43,6 @@ void bind_data(nb::module_& m);
 void bind_jit(nb::module_& m);
 void bind_onnx(nb::module_& m);
 void bind_optim(nb::module_& m);  // needs the C++ frontend (oar_cpp)
+void bind_adapter(nb::module_& m);  // oar_cpp's Predictor with liboar_adapter
 
 }  // namespace oar::py

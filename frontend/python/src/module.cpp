@@ -14,4 +14,5 @@ NB_MODULE(_C, m) {
   oar::py::bind_jit(m);
   oar::py::bind_onnx(m);
   oar::py::bind_optim(m);
+  oar::py::bind_adapter(m);
 }

@@ -4,9 +4,21 @@
 // part of the report).
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace oar {
+
+// A section another oar library adds to the report when it is loaded
+// (liboar_adapter lists its adapter drivers): `text` is printed after the
+// skipped plugins, `json` (a JSON value) goes under `key`. Both run before the
+// flags are listed, so flags the section's library declares are listed too.
+struct InfoSection {
+  std::string key;
+  std::function<std::string()> text;
+  std::function<std::string()> json;
+};
+void register_info_section(InfoSection section);
 
 std::string info_report_text();
 std::string info_report_json();

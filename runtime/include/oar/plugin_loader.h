@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "oar/abi/oar_plugin.h"
+#include "oar/flags.h"
 #include "oar/runtime.h"
 
 namespace oar {
@@ -24,6 +26,18 @@ PluginLoadResult load_plugin(const std::string& path);
 // Registers the flags the plugin's table declares (ABI 1.2) under its name; a
 // bad declaration lands in plugin.rejected_flags with its reason, never fatal.
 void declare_plugin_flags(LoadedPlugin& plugin);
+// One oar_flag_definition (a plugin's or an adapter driver's) as a registry
+// entry; ValueError saying what is wrong with it.
+FlagDefinition flag_definition_from_abi(const oar_flag_definition* definition);
+
+// Adapter drivers (liboar_adapter_<name>.so, adapter/) live in the
+// directories of OAR_ADAPTER_PATH, then in oar/adapters beside liboar_core.so.
+// The core only lists them (their flags are not reported as unknown);
+// liboar_adapter loads them.
+std::vector<std::string> adapter_search_dirs();
+std::vector<std::string> list_adapter_files(const std::string& dir);
+// "fake_npu" for ".../liboar_adapter_fake_npu.so".
+std::string adapter_driver_name(const std::string& path);
 
 // The ABI entry table (oar_plugin_entries.def) as data, for oar-info and docs.
 struct AbiEntryInfo {

@@ -17,45 +17,6 @@
 
 namespace oar::onnx::detail {
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw IOError(str(path, ": no such file"));
-  if (std::filesystem::is_directory(path, ec)) throw IOError(str(path, ": is a directory, not a file"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError(str(path, ": cannot open for reading"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IOError(str(path, ": read error"));
-  return ss.str();
-}
-
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw IOError(str(path, ": directory ", dir.string(), " does not exist"));
-  // Same directory as the target, so the rename cannot cross file systems.
-  std::string tmp = (dir / str(".", target.filename().string(), ".tmp", ::getpid())).string();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IOError(str(path, ": cannot create temporary file ", tmp));
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw IOError(str(path, ": write to ", tmp, " failed (disk full?)"));
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw IOError(str(path, ": cannot rename ", tmp, " into place: ", ec.message()));
-  }
-}
-
 ::onnx::ModelProto parse_model(const std::string& bytes, const std::string& name) {
   if (bytes.empty()) throw IOError(str(name, ": empty file, not an ONNX model"));
   ::onnx::ModelProto model;

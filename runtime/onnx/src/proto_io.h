@@ -6,14 +6,13 @@
 #include <string>
 
 #include "onnx/onnx_pb.h"
+#include "oar/file_io.h"
 
 namespace oar::onnx::detail {
 
-// The file's bytes; IOError naming the path when it is missing or unreadable.
-std::string read_file(const std::string& path);
-// Writes `bytes` to a temporary file next to `path`, then renames it over
-// `path`, so readers never see a half-written file; IOError on failure.
-void write_file_atomic(const std::string& path, const std::string& bytes);
+// Whole-file reads and atomic writes are the core's (oar/file_io.h).
+using oar::read_file;
+using oar::write_file_atomic;
 
 // Parses and checks a model: IOError when the bytes are not a ModelProto
 // (truncated, corrupt, not protobuf), ValueError when the IR version or the

@@ -302,6 +302,46 @@ size_t fuse_elementwise(Graph& g, int32_t device_type) {
   return fused;
 }
 
+size_t unfuse(Graph& g) {
+  const auto& functors = fusable_functors();
+  size_t expanded = 0;
+  for (size_t pos = 0; pos < g.nodes().size(); ++pos) {
+    Node* n = g.nodes()[pos].get();
+    const std::string& name = n->op->name;
+    Value* result = nullptr;
+    if (name == "conv2d_act" || name == "linear_act") {
+      Attrs attrs;
+      for (const auto& [k, v] : n->attrs.items())
+        if (k != "activation") attrs.set(k, v);
+      std::string act = n->attrs.has("activation") ? n->attrs.get_string("activation") : "relu";
+      Node* base = g.insert_node(pos++, name == "conv2d_act" ? "conv2d" : "linear", n->inputs, attrs);
+      result = g.insert_node(pos++, act, {base->outputs[0]}, {})->outputs[0];
+    } else if (name == "fused_elementwise") {
+      std::vector<Value*> regs = n->inputs;
+      for (const sdk::FusedInstruction& ins :
+           sdk::parse_fused_program(n->attrs.get_string("program"), int(n->inputs.size()))) {
+        const FusableFunctor& f = functors.at(ins.op);
+        Attrs attrs;
+        if (*f.p0_attr) attrs.set(f.p0_attr, ins.p0);
+        if (*f.p1_attr) attrs.set(f.p1_attr, ins.p1);
+        std::vector<Value*> in = {regs.at(size_t(ins.a))};
+        if (ins.b >= 0) in.push_back(regs.at(size_t(ins.b)));
+        regs.push_back(g.insert_node(pos++, ins.op, in, attrs)->outputs[0]);
+      }
+      result = regs.back();
+    } else {
+      continue;
+    }
+    g.replace_uses(n->outputs[0], result);
+    ++expanded;
+  }
+  if (expanded > 0) {
+    g.renumber();
+    eliminate_dead_code(g);
+  }
+  return expanded;
+}
+
 size_t eliminate_identity_views(Graph& g) {
   std::unordered_set<const Node*> removed;
   for (const auto& n : g.nodes()) {
@@ -355,10 +395,10 @@ void optimize(Graph& g, Device device, bool device_fusion) {
   g.verify();
 }
 
-void optimize_for_inference(Graph& g, Device device) {
+void optimize_for_inference(Graph& g, Device device, bool device_fusion) {
   freeze(g);
   fold_batch_norm_into_conv(g);
-  optimize(g, device);
+  optimize(g, device, device_fusion);
 }
 
 }  // namespace oar::graph

@@ -53,6 +53,14 @@ size_t fuse_activation(Graph& graph, int32_t device_type);
 // fused). Returns the number of nodes fused away.
 size_t fuse_elementwise(Graph& graph, int32_t device_type);
 
+// The inverse of fuse_activation and fuse_elementwise: conv2d_act and
+// linear_act become conv2d / linear followed by their activation, and
+// fused_elementwise its chain of catalog ops again. For a consumer that knows
+// only the catalog's plain ops, such as a subgraph-offload driver (a graph
+// saved or imported with those fusions still reaches it whole). Returns the
+// number of fused nodes expanded.
+size_t unfuse(Graph& graph);
+
 // Views that change nothing (a reshape to the same shape, an identity
 // permutation, an expand or slice that keeps every element) read their input instead.
 size_t eliminate_identity_views(Graph& graph);
@@ -63,8 +71,8 @@ size_t eliminate_identity_views(Graph& graph);
 size_t freeze(Graph& graph);
 
 // The inference pipeline: freeze, fold batch norms and constants, merge
-// common subexpressions, drop dead code.
-void optimize_for_inference(Graph& graph, Device device);
+// common subexpressions, drop dead code; `device_fusion` as for optimize.
+void optimize_for_inference(Graph& graph, Device device, bool device_fusion = true);
 // What every traced graph gets (captured tensors stay by reference): constant
 // folding, identity views, bias fusion, common subexpressions, dead code, and
 // activation and elementwise fusion for the device the graph will run on.
