@@ -333,22 +333,9 @@ std::vector<Tensor> OffloadedGraphImpl::run_driver_unit(Unit& unit, const std::v
 
 std::vector<Tensor> OffloadedGraphImpl::run(const std::vector<Tensor>& inputs) {
   autograd::NoGradGuard no_grad;
-  const auto& declared = graph_->inputs();
-  if (inputs.size() != declared.size())
-    throw ValueError(str("graph takes ", declared.size(), " inputs, got ", inputs.size()));
+  graph::check_run_inputs(*graph_, inputs);
   std::vector<Tensor> slots(slot_count_);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Value* v = declared[i];
-    const Tensor& t = inputs[i];
-    if (!t.defined()) throw ValueError(str("graph input ", i, " ('", v->name, "') is an undefined tensor"));
-    if (t.shape() != v->meta.shape)
-      throw ShapeError(str("graph input ", i, " ('", v->name, "') has shape ", shape_str(t.shape()),
-                           "; the graph was built for ", shape_str(v->meta.shape)));
-    if (t.dtype() != v->meta.dtype)
-      throw DTypeError(str("graph input ", i, " ('", v->name, "') has dtype ", dtype_name(t.dtype()),
-                           "; the graph was built for ", dtype_name(v->meta.dtype)));
-    slots[size_t(v->id)] = t;
-  }
+  for (size_t i = 0; i < inputs.size(); ++i) slots[size_t(graph_->inputs()[i]->id)] = inputs[i];
   for (const Value* v : graph_->tensors()) slots[size_t(v->id)] = v->tensor;
   for (size_t u = 0; u < units_.size(); ++u) {
     Unit& unit = units_[u];

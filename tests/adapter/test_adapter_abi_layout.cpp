@@ -9,22 +9,7 @@
 #include <cstddef>
 
 #include "oar/adapter/oar_adapter_driver.h"
-
-#if !(defined(__x86_64__) && defined(__LP64__))
-#error "the golden adapter ABI layout below is for x86_64 LP64; add the numbers for this target"
-#endif
-
-#define EXPECT_STRUCT(type, size, align) \
-  do {                                   \
-    EXPECT_EQ(sizeof(type), size##u);    \
-    EXPECT_EQ(alignof(type), align##u);  \
-  } while (0)
-
-#define EXPECT_FIELD(type, field, offset, size)                      \
-  do {                                                               \
-    EXPECT_EQ(offsetof(type, field), offset##u) << #type "." #field; \
-    EXPECT_EQ(sizeof(type::field), size##u) << #type "." #field;     \
-  } while (0)
+#include "../support/layout_expect.h"
 
 TEST(AdapterAbiLayout, Version) {
   EXPECT_EQ(OAR_ADAPTER_ABI_VERSION_MAJOR, 1);

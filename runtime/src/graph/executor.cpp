@@ -174,12 +174,10 @@ size_t Executor::eager_node_count() const {
   return n;
 }
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
-  const auto& declared = graph_->inputs();
+void check_run_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  const auto& declared = graph.inputs();
   if (inputs.size() != declared.size())
     throw ValueError(str("graph takes ", declared.size(), " inputs, got ", inputs.size()));
-  std::vector<Tensor> slots(slot_count_);
-  bool needs_grad = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value* v = declared[i];
     const Tensor& t = inputs[i];
@@ -190,6 +188,17 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
     if (t.dtype() != v->meta.dtype)
       throw DTypeError(str("graph input ", i, " ('", v->name, "') has dtype ", dtype_name(t.dtype()),
                            "; the graph was built for ", dtype_name(v->meta.dtype)));
+  }
+}
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
+  check_run_inputs(*graph_, inputs);
+  const auto& declared = graph_->inputs();
+  std::vector<Tensor> slots(slot_count_);
+  bool needs_grad = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value* v = declared[i];
+    const Tensor& t = inputs[i];
     slots[size_t(v->id)] = t.to(device_);
     needs_grad |= t.requires_grad();
   }

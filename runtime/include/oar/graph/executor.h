@@ -21,6 +21,10 @@
 
 namespace oar::graph {
 
+// Checks run-time inputs against a graph's declared inputs: count (ValueError),
+// defined, shape (ShapeError) and dtype (DTypeError), naming the input.
+void check_run_inputs(const Graph& graph, const std::vector<Tensor>& inputs);
+
 class Executor {
  public:
   // `graph` must verify. Constants are copied to `device` once; captured
