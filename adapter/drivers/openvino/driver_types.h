@@ -37,7 +37,9 @@ struct TensorSignature {
 const oar_flag_definition* const* option_definitions(uint64_t* count);
 Options parse_options(const oar_adapter_option* const* options, uint32_t count);
 // The compile_model / import_model properties the options stand for.
-ov::AnyMap device_properties(const Options& options);
+// OpenVINO properties for `options`; with `model` (compile, import) and
+// OAR_OPENVINO_NUM_THREADS=0, a tiny model in latency mode on the CPU runs on one thread.
+ov::AnyMap device_properties(const Options& options, const oar_adapter_model* model = nullptr);
 // Throws DEVICE_ERROR naming the device and OpenVINO's available devices when
 // the device is not among them (virtual devices such as AUTO are left to OpenVINO).
 void require_device(ov::Core& core, const std::string& device);

@@ -94,7 +94,7 @@ oar_status_t compile(oar_adapter_context_t context, const oar_adapter_model* mod
     program->outputs = std::move(built.outputs);
     require_device(*context->core, context->options.device);
     program->compiled = with_openvino(OAR_STATUS_DEVICE_ERROR, "OpenVINO compile_model for " + context->options.device, [&] {
-      return context->core->compile_model(built.model, context->options.device, device_properties(context->options));
+      return context->core->compile_model(built.model, context->options.device, device_properties(context->options, model));
     });
     finish_program(*context, *program);
     *out_program = program.release();

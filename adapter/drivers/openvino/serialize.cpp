@@ -201,7 +201,7 @@ oar_status_t deserialize(oar_adapter_context_t context, const oar_adapter_model*
     std::istream stream(&memory);
     // A blob OpenVINO cannot read is garbage to us (the core then recompiles).
     program->compiled = with_openvino(OAR_STATUS_INVALID_ARGUMENT, "not an openvino program (OpenVINO import_model)", [&] {
-      return context->core->import_model(stream, o.device, device_properties(o));
+      return context->core->import_model(stream, o.device, device_properties(o, model));
     });
     finish_program(*context, *program);
     *out_program = program.release();
