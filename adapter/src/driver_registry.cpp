@@ -4,6 +4,7 @@
 #define BOOST_DLL_USE_STD_FS
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
+#include <cctype>
 #include <cstring>
 
 #include "oar/error.h"
@@ -189,6 +190,17 @@ void DriverRegistry::load_all() {
       drivers_.push_back(std::move(d));
     }
   loaded_ = true;
+  // The core left OAR_<DRIVER>_* variables alone until the drivers declared
+  // theirs; what is still unknown now is a typo.
+  for (const auto& name : Flags::instance().unknown_environment_names())
+    for (const auto& d : drivers_) {
+      std::string prefix = "OAR_" + d->name + "_";
+      for (char& c : prefix) c = char(std::toupper(static_cast<unsigned char>(c)));
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string near = Flags::instance().nearest_name(name);
+      log_message(LogLevel::kWarning, str("unknown environment variable ", name, " ignored: adapter driver '", d->name,
+                                          "' has no such option", near.empty() ? std::string() : str(" (did you mean ", near, "?)")));
+    }
 }
 
 const Driver& DriverRegistry::get(const std::string& name) {

@@ -195,3 +195,10 @@ def test_oar_predict_explain_and_run(digits_file, tmp_path):
     assert r.returncode == 0 and "no adapter driver selected" in r.stdout, r.stdout + r.stderr
     r = subprocess.run([PREDICT, path, "--adapter-option", "nonsense"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "NAME=VALUE" in r.stderr
+
+
+def test_a_misspelled_driver_option_in_the_environment_is_named(digits_file):
+    path, _ = digits_file
+    r = _run(f"import oar; oar.inference.Predictor({path!r}, adapter='fake_npu')", {"OAR_FAKE_NPU_PRECISON": "fp16"})
+    assert r.returncode == 0, r.stderr
+    assert "OAR_FAKE_NPU_PRECISON" in r.stderr and "did you mean OAR_FAKE_NPU_PRECISION" in r.stderr, r.stderr
