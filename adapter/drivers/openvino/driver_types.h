@@ -86,6 +86,9 @@ struct oar_adapter_program_s {
   std::vector<oar_openvino::TensorSignature> inputs, outputs;
   ov::CompiledModel compiled;
   ov::InferRequest request;  // for execute(); execute_async makes one per event
+  // The caller memory `request` is bound to: execute() rebinds only what changed
+  // (a caching allocator hands the same buffers back run after run).
+  std::vector<void*> bound_inputs, bound_outputs;
   std::string serialized;    // header + export_model bytes, made on the first serialize
 };
 

@@ -21,10 +21,10 @@ std::string dims_text(const int64_t* dims, uint32_t rank) {
   return s + "]";
 }
 
-// The caller's buffers, checked against the program's signatures and wrapped
-// as tensors over the same memory.
-std::vector<ov::Tensor> wrap_buffers(const std::vector<TensorSignature>& want, const oar_adapter_buffer* const* buffers,
-                                     uint32_t count, const char* what) {
+// The caller's buffers, checked against the program's signatures (throws
+// INVALID_ARGUMENT naming the first that does not fit).
+void check_buffers(const std::vector<TensorSignature>& want, const oar_adapter_buffer* const* buffers, uint32_t count,
+                   const char* what) {
   if (count != want.size())
     throw invalid(std::to_string(count) + " " + what + " buffers given, the program has " + std::to_string(want.size()));
   if (count > 0 && buffers == nullptr) throw invalid(std::string("the ") + what + " buffer list is NULL");
@@ -45,9 +45,41 @@ std::vector<ov::Tensor> wrap_buffers(const std::vector<TensorSignature>& want, c
       throw invalid(s.label + ": buffer has " + std::to_string(b->size) + " bytes, its dims and dtype need " +
                     std::to_string(bytes));
     if (b->data == nullptr && bytes > 0) throw invalid(s.label + ": buffer data is NULL");
-    tensors.emplace_back(element_type(s.dtype), ov::Shape(s.dims.begin(), s.dims.end()), b->data);
   }
+}
+
+ov::Tensor wrap(const TensorSignature& s, void* data) {
+  return ov::Tensor(element_type(s.dtype), ov::Shape(s.dims.begin(), s.dims.end()), data);
+}
+
+// The caller's buffers, checked and wrapped as tensors over the same memory.
+std::vector<ov::Tensor> wrap_buffers(const std::vector<TensorSignature>& want, const oar_adapter_buffer* const* buffers,
+                                     uint32_t count, const char* what) {
+  check_buffers(want, buffers, count, what);
+  std::vector<ov::Tensor> tensors;
+  for (uint32_t i = 0; i < count; ++i) tensors.push_back(wrap(want[i], buffers[i]->data));
   return tensors;
+}
+
+// execute()'s request: binds only the buffers whose memory changed since the last run.
+void bind_changed(oar_adapter_program_s& p, const oar_adapter_buffer* const* inputs, uint32_t input_count,
+                  const oar_adapter_buffer* const* outputs, uint32_t output_count) {
+  check_buffers(p.inputs, inputs, input_count, "input");
+  check_buffers(p.outputs, outputs, output_count, "output");
+  p.bound_inputs.resize(input_count, nullptr);
+  p.bound_outputs.resize(output_count, nullptr);
+  with_openvino(OAR_STATUS_DEVICE_ERROR, "binding buffers", [&] {
+    for (uint32_t i = 0; i < input_count; ++i)
+      if (p.bound_inputs[i] != inputs[i]->data) {
+        p.request.set_input_tensor(i, wrap(p.inputs[i], inputs[i]->data));
+        p.bound_inputs[i] = inputs[i]->data;
+      }
+    for (uint32_t i = 0; i < output_count; ++i)
+      if (p.bound_outputs[i] != outputs[i]->data) {
+        p.request.set_output_tensor(i, wrap(p.outputs[i], outputs[i]->data));
+        p.bound_outputs[i] = outputs[i]->data;
+      }
+  });
 }
 
 void bind(ov::InferRequest& request, const oar_adapter_program_s& p, const oar_adapter_buffer* const* inputs,
@@ -109,7 +141,7 @@ oar_status_t execute(oar_adapter_program_t program, const oar_adapter_buffer* co
                      const oar_adapter_buffer* const* outputs, uint32_t output_count) {
   return oar_adapter_sdk::guarded("openvino execute", [&] {
     if (program == nullptr) throw invalid("program is NULL");
-    bind(program->request, *program, inputs, input_count, outputs, output_count);
+    bind_changed(*program, inputs, input_count, outputs, output_count);
     with_openvino(OAR_STATUS_DEVICE_ERROR, "OpenVINO infer", [&] { program->request.infer(); });
   });
 }
