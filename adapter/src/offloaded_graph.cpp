@@ -4,6 +4,7 @@
 // cross between them through host copies.
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <queue>
 #include <set>
 
@@ -37,6 +38,9 @@ struct Unit {
   // driver unit
   std::unique_ptr<SubgraphModel> model;
   oar_adapter_program_t program = nullptr;
+  // The ABI lets a program run on one thread at a time; runs of one
+  // OffloadedGraph from several threads take turns on it.
+  std::unique_ptr<std::mutex> program_mutex = std::make_unique<std::mutex>();
   // plugin unit
   std::shared_ptr<Graph> subgraph_graph;
   std::unique_ptr<graph::Executor> executor;
@@ -325,6 +329,7 @@ std::vector<Tensor> OffloadedGraphImpl::run_driver_unit(Unit& unit, const std::v
          static_cast<oar_dtype_t>(t.dtype()), uint32_t(t.dim()), t.shape().data()};
     out_ptrs.push_back(&b);
   }
+  std::lock_guard<std::mutex> lock(*unit.program_mutex);
   driver.check(driver.api.execute(unit.program, in_ptrs.data(), uint32_t(in_ptrs.size()), out_ptrs.data(),
                                   uint32_t(out_ptrs.size())),
                "execute");

@@ -5,7 +5,9 @@
 // cache, and results against the plugin-only run on every present device.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 
@@ -323,6 +325,40 @@ TEST_F(AdapterCache, CorruptOrTruncatedEntriesAreRebuiltNeverTrusted) {
   adapter::AdapterStats s2 = adapter::stats();
   adapter::offload(g, Device::cpu(), cached());
   EXPECT_EQ(adapter::stats().cache_hits - s2.cache_hits, 2);
+}
+
+}  // namespace
+}  // namespace oar
+
+namespace oar {
+namespace {
+
+// Runs of one offloaded graph from several threads at once give what serial runs give
+// (a driver program runs on one thread at a time; the core takes turns on it).
+TEST(AdapterOffload, ConcurrentRunsMatchSerialRuns) {
+  for (const auto& d : adapter::drivers()) {
+    if (!d.loaded || (d.name != "fake_npu" && d.name != "openvino")) continue;
+    OffloadOptions o = fake_npu();
+    o.driver = d.name;
+    auto run = adapter::offload(cnn_with_reshape(), Device::cpu(), o);
+    std::vector<Tensor> xs;
+    std::vector<std::vector<double>> want;
+    for (uint32_t i = 0; i < 4; ++i) {
+      xs.push_back(random_tensor({2, 3, 8, 8}, 100 + i));
+      want.push_back(testing::host_values(run->run({xs.back()})[0]));
+    }
+    std::vector<std::thread> threads;
+    std::atomic<int> mismatches{0};
+    for (size_t t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int k = 0; k < 25; ++k) {
+          size_t i = (t + size_t(k)) % xs.size();
+          if (testing::host_values(run->run({xs[i]})[0]) != want[i]) ++mismatches;
+        }
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(mismatches.load(), 0) << d.name;
+  }
 }
 
 }  // namespace
