@@ -42,7 +42,6 @@ struct Unit {
   // OffloadedGraph from several threads take turns on it.
   std::unique_ptr<std::mutex> program_mutex = std::make_unique<std::mutex>();
   // plugin unit
-  std::shared_ptr<Graph> subgraph_graph;
   std::unique_ptr<graph::Executor> executor;
 };
 
@@ -302,7 +301,6 @@ void OffloadedGraphImpl::build_plugin_unit(Unit& unit) {
   g->set_outputs(outputs);
   // What stays on the device gets the device's fusions (the driver saw them undone).
   graph::optimize(*g, device_);
-  unit.subgraph_graph = g;
   unit.executor = std::make_unique<graph::Executor>(g, device_);
 }
 

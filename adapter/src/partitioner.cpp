@@ -2,7 +2,6 @@
 #include "partitioner.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include "oar/error.h"
