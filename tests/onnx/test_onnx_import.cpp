@@ -157,6 +157,46 @@ TEST(OnnxExport, ExportedModelDeclaresOpsetAndInitializers) {
   expect_error<ValueError>([&] { oar::onnx::export_model_bytes(*g, 99); }, {"opset 99"});
 }
 
+// Every opset the exporter writes re-imports to the same outputs; the IR
+// version is the oldest that carries the opset (8 up to 18, 9 for 19-20, 10
+// from 21), and opset 18+ writes Reduce axes as inputs and Gelu from 20.
+TEST(OnnxExport, EveryOpsetRoundTripsInItsOwnForm) {
+  auto g = sample_graph();
+  graph::Value* x = g->inputs()[0];
+  auto outs = g->outputs();
+  outs.push_back(g->add_node("mean", {x}, {{"dims", std::vector<int64_t>{1, 3}}, {"keepdim", true}})->outputs[0]);
+  outs.push_back(g->add_node("max", {x}, {{"dims", std::vector<int64_t>{2}}})->outputs[0]);
+  auto halves = g->add_node("split", {x}, {{"sizes", std::vector<int64_t>{4, 4}}, {"dim", int64_t(2)}})->outputs;
+  outs.insert(outs.end(), halves.begin(), halves.end());
+  g->set_outputs(outs);
+  graph::Executor original(g, Device::cpu());
+  auto want = original.run(sample_inputs(Device::cpu()));
+  for (int opset = 13; opset <= oar::onnx::kMaxOpset; ++opset) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    ::onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(oar::onnx::export_model_bytes(*g, opset)));
+    EXPECT_EQ(m.ir_version(), opset <= 18 ? 8 : opset <= 20 ? 9 : 10);
+    bool gelu = false;
+    for (const auto& n : m.graph().node()) {
+      gelu |= n.op_type() == "Gelu";
+      bool axes_attr = false;
+      for (const auto& a : n.attribute()) axes_attr |= a.name() == "axes";
+      if (n.op_type() == "ReduceMean" || n.op_type() == "ReduceMax") {
+        EXPECT_EQ(axes_attr, opset < 18) << n.op_type();
+        EXPECT_EQ(n.input_size(), opset < 18 ? 1 : 2) << n.op_type();
+      }
+      if (n.op_type() == "Split") {
+        EXPECT_EQ(n.input_size(), opset < 18 ? 2 : 1);
+      }
+    }
+    EXPECT_EQ(gelu, opset >= 20);
+    std::shared_ptr<const graph::Graph> back =
+        oar::onnx::import_model_bytes(oar::onnx::export_model_bytes(*g, opset), "opset.onnx");
+    graph::Executor imported(back, Device::cpu());
+    expect_same_outputs(want, imported.run(sample_inputs(Device::cpu())));
+  }
+}
+
 TEST(OnnxExport, OpWithoutMappingNamesTheOp) {
   graph::Graph g;
   graph::Value* x = g.add_input("x", {{4}, DType::f32});

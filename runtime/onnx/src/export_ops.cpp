@@ -1,4 +1,5 @@
-// oar op -> ONNX nodes, one emitter per op (opset 13..17 forms). Most ops
+// oar op -> ONNX nodes, one emitter per op (opset 13..22 forms: Reduce axes
+// and Split num_outputs from 18, Gelu from 20). Most ops
 // have a direct ONNX counterpart; the rest are written with a few ONNX ops
 // (square, rsqrt, silu, gelu, var, stack, linear). Ops with no faithful ONNX
 // form (random ops, dropout's mask, backward helpers) have no emitter and
@@ -34,15 +35,16 @@ std::vector<int64_t> all_axes(int64_t rank) {
   return a;
 }
 
-// ReduceX with axes as an attribute (opset < 18) or, for ReduceSum, an input.
+// ReduceX: axes are an input from opset 18 (ReduceSum from 13), an attribute
+// before. No axes reduces everything in both forms.
 std::string reduce(Ctx& c, const char* onnx_op, const std::string& x, const std::vector<int64_t>& dims,
                    bool keepdim, const std::string& out = "") {
   std::string y = out.empty() ? c.b.fresh(onnx_op) : out;
-  bool sum = std::string(onnx_op) == "ReduceSum";
+  bool axes_input = std::string(onnx_op) == "ReduceSum" || c.b.opset() >= 18;
   std::vector<std::string> in{x};
-  if (sum && !dims.empty()) in.push_back(c.b.ints(dims));
+  if (axes_input && !dims.empty()) in.push_back(c.b.ints(dims));
   auto& n = c.b.node(onnx_op, in, {y});
-  if (!sum && !dims.empty()) set_attr(n, "axes", dims);
+  if (!axes_input && !dims.empty()) set_attr(n, "axes", dims);
   set_attr(n, "keepdims", int64_t(keepdim));
   return y;
 }
@@ -98,8 +100,13 @@ void clamp_op(Ctx& c) {
 void gelu_op(Ctx& c) {
   DType d = c.in_dtype(0);
   const std::string& x = c.in[0];
+  const std::string approximate = c.node.attrs.get_string("approximate");
+  if (c.b.opset() >= 20) {  // Gelu is an op from opset 20
+    set_attr(c.b.node("Gelu", {x}, {c.out[0]}), "approximate", approximate == "tanh" ? approximate : std::string("none"));
+    return;
+  }
   std::string inner;
-  if (c.node.attrs.get_string("approximate") == "tanh") {
+  if (approximate == "tanh") {
     // tanh(sqrt(2 / pi) * (x + 0.044715 x^3))
     std::string cube = c.b.op("Mul", {x, c.b.op("Mul", {x, x})});
     std::string poly = c.b.op("Add", {x, c.b.op("Mul", {cube, c.b.scalar(0.044715, d)})});
@@ -270,8 +277,14 @@ void stack_op(Ctx& c) {
 }
 
 void split_op(Ctx& c) {
-  auto& n = c.b.node("Split", {c.in[0], c.b.ints(c.node.attrs.get_ints("sizes"))}, c.out);
+  const auto& sizes = c.node.attrs.get_ints("sizes");
+  // Equal parts are num_outputs from opset 18; any other split is the split input.
+  bool equal = std::all_of(sizes.begin(), sizes.end(), [&](int64_t v) { return v == sizes[0]; });
+  bool by_count = c.b.opset() >= 18 && !sizes.empty() && equal;
+  auto& n = c.b.node("Split", by_count ? std::vector<std::string>{c.in[0]}
+                                       : std::vector<std::string>{c.in[0], c.b.ints(sizes)}, c.out);
   set_attr(n, "axis", c.node.attrs.get_int("dim"));
+  if (by_count) set_attr(n, "num_outputs", int64_t(sizes.size()));
 }
 
 void pad_op(Ctx& c) {

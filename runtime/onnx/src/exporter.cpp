@@ -117,6 +117,15 @@ void set_value_info(::onnx::ValueInfoProto& info, const std::string& name, const
   for (int64_t d : meta.shape) shape->add_dim()->set_dim_value(d);
 }
 
+// The oldest IR version that carries `opset` (ONNX 1.13: 18 -> IR 8, 1.14: 19
+// -> 9, 1.16: 21 -> 10), so a model is no newer than its opset needs and
+// runtimes that predate IR 10 still read the older opsets.
+int64_t ir_version_for(int opset) {
+  if (opset <= 18) return 8;
+  if (opset <= 20) return 9;
+  return kMaxIrVersion;
+}
+
 }  // namespace
 
 ::onnx::ModelProto export_proto(const graph::Graph& g, int opset) {
@@ -126,7 +135,7 @@ void set_value_info(::onnx::ValueInfoProto& info, const std::string& name, const
     throw NotImplementedError("export_model: the graph updates tensors in place (a training graph); ONNX has no such form");
   g.verify();
   ::onnx::ModelProto model;
-  model.set_ir_version(kMaxIrVersion);
+  model.set_ir_version(ir_version_for(opset));
   model.set_producer_name("oar");
   model.set_producer_version("0.1.0");
   auto* os = model.add_opset_import();

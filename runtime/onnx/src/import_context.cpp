@@ -256,6 +256,7 @@ const MapperTable& mapper_table() {
     register_einsum_mappers(t);
     register_rnn_mappers(t);
     register_grid_sample_mappers(t);
+    register_col2im_mappers(t);
     return t;
   }();
   return table;

@@ -3,7 +3,7 @@
 // whose ops fold to constants when all their inputs are constants. Mappings
 // are plain functions in a table keyed by op type; each map_*.cpp file adds
 // one family (elementwise, shape, reduce, nn, conv_pool, loss, resize,
-// scatter, quant, signal, training, einsum, rnn, grid_sample).
+// scatter, quant, signal, training, einsum, rnn, grid_sample, col2im).
 #pragma once
 
 #include <functional>
@@ -148,6 +148,7 @@ void register_training_mappers(MapperTable& t);
 void register_einsum_mappers(MapperTable& t);
 void register_rnn_mappers(MapperTable& t);
 void register_grid_sample_mappers(MapperTable& t);
+void register_col2im_mappers(MapperTable& t);
 
 // Compositions more than one family uses (defined with their family).
 // ONNX Conv of x with weight (and optional bias), attributes read from c.

@@ -227,6 +227,19 @@ void register_elementwise_mappers(MapperTable& t) {
     Value* tail = c.op("log", {c.add(c.scalar(1, d), c.op("exp", {c.op("neg", {c.op("abs", {x})})}))});
     return {c.add(c.op("relu", {x}), tail)};
   });
+  t.add("Mish", [](NodeContext& c) -> std::vector<Value*> {
+    // x * tanh(softplus(x)), softplus in its overflow-free form as above (opset 18)
+    Value* x = c.required_input(0);
+    DType d = c.dtype(x);
+    Value* tail = c.op("log", {c.add(c.scalar(1, d), c.op("exp", {c.op("neg", {c.op("abs", {x})})}))});
+    return {c.mul(x, c.op("tanh", {c.add(c.op("relu", {x}), tail)}))};
+  });
+  t.add("Gelu", [](NodeContext& c) -> std::vector<Value*> {
+    // opset 20; oar's gelu takes the same two forms
+    std::string approximate = c.attr_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh") c.invalid(str("unknown approximate '", approximate, "'"));
+    return {c.op("gelu", {c.required_input(0)}, {{"approximate", approximate}})};
+  });
   auto hard_sigmoid = [](NodeContext& c, Value* x, double alpha, double beta) {
     DType d = c.dtype(x);
     Value* lin = c.add(c.mul(c.scalar(alpha, d), x), c.scalar(beta, d));

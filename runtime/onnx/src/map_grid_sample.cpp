@@ -3,7 +3,8 @@
 // bilinear, 16 bicubic) is a gather from the flattened image at the tap's
 // integer position times its weight. Coordinates follow the ONNX/PyTorch
 // rules: unnormalization with or without align_corners, border clamping,
-// reflection, and zero padding as taps that weigh nothing.
+// reflection, and zero padding as taps that weigh nothing. AffineGrid
+// (opset 20), which makes such grids, is a matmul with a constant table.
 #include "import_context.h"
 
 namespace oar::onnx::detail {
@@ -77,8 +78,11 @@ std::vector<Value*> grid_sample_op(NodeContext& c) {
   Value* x = c.required_input(0);
   Value* grid = c.required_input(1);
   if (c.rank(x) != 4 || c.rank(grid) != 4 || c.shape(grid)[3] != 2)
-    c.unsupported("GridSample other than 4-D input with a [N, H_out, W_out, 2] grid");
-  std::string mode = c.attr_string("mode", "bilinear");
+    c.unsupported("GridSample other than 4-D input with a [N, H_out, W_out, 2] grid (N-D sampling, opset 20, is not mapped)");
+  // opset 20 renamed bilinear / bicubic to linear / cubic (and allows N-D, refused above)
+  std::string mode = c.attr_string("mode", c.opset() < 20 ? "bilinear" : "linear");
+  if (c.opset() >= 20 && mode == "linear") mode = "bilinear";
+  if (c.opset() >= 20 && mode == "cubic") mode = "bicubic";
   const Shape& xs = c.shape(x);
   GridContext g{c,        c.reshape(x, {xs[0], xs[1], xs[2] * xs[3]}),
                 xs[0],    xs[1],
@@ -133,8 +137,46 @@ std::vector<Value*> grid_sample_op(NodeContext& c) {
   return {c.reshape(out, {g.n, g.ch, g.ho, g.wo})};
 }
 
+// AffineGrid (opset 20): the sampling grid GridSample reads, theta applied to
+// the normalized coordinates of every output position. Those coordinates
+// are a constant [positions, n + 1] table (x first, then y, z, and 1).
+std::vector<Value*> affine_grid_op(NodeContext& c) {
+  Value* theta = c.required_input(0);  // [N, n, n + 1]
+  std::vector<int64_t> size = c.constant_ints(1, "size");  // [N, C, (D,) H, W]
+  if (size.size() != 4 && size.size() != 5) c.invalid("size must be [N, C, H, W] or [N, C, D, H, W]");
+  int64_t n = int64_t(size.size()) - 2;
+  if (c.rank(theta) != 3 || c.shape(theta)[0] != size[0] || c.shape(theta)[1] != n || c.shape(theta)[2] != n + 1)
+    c.invalid(str("theta must be [N, ", n, ", ", n + 1, "], got ", shape_str(c.shape(theta))));
+  bool align = c.attr_int("align_corners", 0) != 0;
+  auto coord = [&](int64_t i, int64_t len) {
+    if (len == 1) return 0.0;
+    return align ? -1.0 + 2.0 * double(i) / double(len - 1) : (2.0 * double(i) + 1.0) / double(len) - 1.0;
+  };
+  Shape spatial(size.begin() + 2, size.end());
+  int64_t positions = numel_of(spatial);
+  std::vector<double> base;
+  base.reserve(size_t(positions * (n + 1)));
+  for (int64_t p = 0; p < positions; ++p) {
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    for (int64_t i = n, rest = p; i-- > 0;) idx[size_t(i)] = rest % spatial[size_t(i)], rest /= spatial[size_t(i)];
+    for (int64_t i = n; i-- > 0;) base.push_back(coord(idx[size_t(i)], spatial[size_t(i)]));  // x is the last dim
+    base.push_back(1.0);
+  }
+  DType d = c.dtype(theta);
+  Value* table = c.constant(Tensor::from_vector(base, {positions, n + 1}, Device::cpu()).to(d));
+  table = c.expand(c.reshape(table, {1, positions, n + 1}), {size[0], positions, n + 1});
+  Value* grid = c.op("matmul", {table, c.permute(theta, {0, 2, 1})});  // [N, positions, n]
+  Shape out{size[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(n);
+  return {c.reshape(grid, out)};
+}
+
 }  // namespace
 
-void register_grid_sample_mappers(MapperTable& t) { t.add("GridSample", grid_sample_op); }
+void register_grid_sample_mappers(MapperTable& t) {
+  t.add("GridSample", grid_sample_op);
+  t.add("AffineGrid", affine_grid_op);
+}
 
 }  // namespace oar::onnx::detail

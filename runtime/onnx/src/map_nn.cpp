@@ -1,5 +1,6 @@
 // ONNX linear algebra and normalization: MatMul, Gemm, BatchNormalization
 // (inference and training mode), LayerNormalization, InstanceNormalization,
+// GroupNormalization (opsets 18 and 21),
 // MeanVarianceNormalization, LRN, Dropout (inference only: a graph has no
 // random state to match ONNX's) and the global pools, on oar's matmul,
 // batch_norm and layer_norm or short compositions.
@@ -122,6 +123,37 @@ std::vector<Value*> instance_norm_op(NodeContext& c) {
   return {c.add(y, per_channel(c, c.required_input(2), r))};
 }
 
+// GroupNormalization: statistics over each group of C / G channels and the
+// spatial dims. Its scale and bias are per group in opset 18 and per channel
+// from 21; statistics are computed in f32 for narrower floats (stash_type 1).
+std::vector<Value*> group_norm_op(NodeContext& c) {
+  Value* x = c.required_input(0);
+  int64_t r = c.rank(x);
+  if (r < 3) c.invalid("input must be [N, C, spatial...]");
+  const Shape& s = c.shape(x);
+  int64_t groups = c.attr_int("num_groups"), channels = s[1];
+  if (groups <= 0 || channels % groups) c.invalid(str("num_groups ", groups, " does not divide the ", channels, " channels"));
+  if (c.attr_int("stash_type", 1) != 1) c.unsupported(str("stash_type ", c.attr_int("stash_type", 1), " (only 1, float32)"));
+  DType d = c.dtype(x);
+  DType compute = d == DType::f16 || d == DType::bf16 ? DType::f32 : d;
+  Value* g = c.reshape(c.cast(x, compute), {s[0], groups, numel_of(s) / (s[0] * groups)});
+  Attrs last{{"dims", std::vector<int64_t>{2}}, {"keepdim", true}};
+  Value* centered = c.sub(g, c.op("mean", {g}, last));
+  Value* var = c.op("mean", {c.mul(centered, centered)}, last);
+  Value* y = c.mul(centered, c.op("rsqrt", {c.add(var, c.scalar(c.attr_float("epsilon", 1e-5), compute))}));
+  y = c.cast(c.reshape(y, s), d);
+  int64_t params = c.opset() < 21 ? groups : channels;
+  auto channelwise = [&](Value* p, const char* what) {
+    if (c.rank(p) != 1 || c.shape(p)[0] != params)
+      c.invalid(str(what, " must be [", params, "] (per ", c.opset() < 21 ? "group" : "channel", " at this opset), got ",
+                    shape_str(c.shape(p))));
+    if (params != channels) p = c.reshape(c.expand(c.reshape(p, {groups, 1}), {groups, channels / groups}), {channels});
+    return per_channel(c, p, r);
+  };
+  y = c.mul(y, channelwise(c.required_input(1), "scale"));
+  return {c.add(y, channelwise(c.required_input(2), "bias"))};
+}
+
 std::vector<Value*> mvn_op(NodeContext& c) {
   // The ONNX function: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9)
   Value* x = c.required_input(0);
@@ -215,6 +247,7 @@ void register_nn_mappers(MapperTable& t) {
   t.add("BatchNormalization", batch_norm_op);
   t.add("LayerNormalization", layer_norm_op);
   t.add("InstanceNormalization", instance_norm_op);
+  t.add("GroupNormalization", group_norm_op);
   t.add("MeanVarianceNormalization", mvn_op);
   t.add("LRN", lrn_op);
   t.add("Dropout", dropout_op);

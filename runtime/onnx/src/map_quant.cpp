@@ -15,7 +15,10 @@ double type_max(DType d) { return d == DType::i8 ? 127 : d == DType::i32 ? 21474
 
 // The axis per-axis parameters run along; the attribute only matters (and is
 // only checked) when the scale is a 1-D tensor rather than a scalar.
+// Blocked parameters (block_size, opset 21) are not mapped.
 int64_t per_axis(NodeContext& c, Value* scale, Value* x) {
+  if (c.attr_int("block_size", 0) != 0 || c.rank(scale) > 1)
+    c.unsupported("blocked quantization (block_size, opset 21)");
   if (c.rank(scale) == 0) return 0;
   return c.axis(c.attr_int("axis", 1), c.rank(x));
 }
@@ -40,7 +43,10 @@ Value* saturate(NodeContext& c, Value* v, Value* zero_point, DType to) {
 std::vector<Value*> quantize_op(NodeContext& c) {
   Value* x = c.required_input(0);
   Value* zp = c.input(2);
-  DType to = zp != nullptr ? c.dtype(zp) : DType::u8;
+  // without a zero point, output_dtype (opset 21) names the type; u8 by default
+  DType to = zp != nullptr           ? c.dtype(zp)
+             : c.has_attr("output_dtype") ? dtype_from_onnx(int32_t(c.attr_int("output_dtype")), c.where())
+                                          : DType::u8;
   if (to != DType::u8 && to != DType::i8) c.unsupported(str("quantizing to ", dtype_name(to)));
   int64_t a = per_axis(c, c.required_input(1), x);
   DType f = is_floating(c.dtype(x)) && c.dtype(x) != DType::f16 && c.dtype(x) != DType::bf16 ? c.dtype(x) : DType::f32;

@@ -1,6 +1,6 @@
 // ONNX reductions and the ops defined along one axis: Reduce* (axes as an
 // attribute before opset 18, an input after, and already an input for
-// ReduceSum from 13), ArgMax/ArgMin with select_last_index, CumSum, and
+// ReduceSum from 13; bools for ReduceMax/Min from 20), ArgMax/ArgMin with select_last_index, CumSum, and
 // Softmax/LogSoftmax/Hardmax, whose opset < 13 forms flatten the input to
 // 2-D at `axis` rather than working along one axis.
 #include <algorithm>
@@ -57,8 +57,13 @@ Value* keep_dtype(NodeContext& c, Value* reduced, DType d) { return c.cast(reduc
 
 Value* reduce_sum(NodeContext& c, Value* x, const ReduceArgs& r) { return c.sum(x, r.dims, r.keepdims); }
 Value* reduce_mean(NodeContext& c, Value* x, const ReduceArgs& r) { return floating_mean(c, x, r); }
-Value* reduce_max(NodeContext& c, Value* x, const ReduceArgs& r) { return c.op("max", {x}, reduce_attrs(r)); }
-Value* reduce_min(NodeContext& c, Value* x, const ReduceArgs& r) { return c.op("min", {x}, reduce_attrs(r)); }
+// max/min of bools (ReduceMax/Min from opset 20) are any/all, taken on u8.
+Value* extreme(NodeContext& c, const char* op, Value* x, const ReduceArgs& r) {
+  if (c.dtype(x) != DType::boolean) return c.op(op, {x}, reduce_attrs(r));
+  return c.cast(c.op(op, {c.cast(x, DType::u8)}, reduce_attrs(r)), DType::boolean);
+}
+Value* reduce_max(NodeContext& c, Value* x, const ReduceArgs& r) { return extreme(c, "max", x, r); }
+Value* reduce_min(NodeContext& c, Value* x, const ReduceArgs& r) { return extreme(c, "min", x, r); }
 Value* reduce_prod(NodeContext& c, Value* x, const ReduceArgs& r) {
   return keep_dtype(c, c.op("prod", {x}, reduce_attrs(r)), c.dtype(x));
 }

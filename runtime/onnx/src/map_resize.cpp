@@ -21,9 +21,35 @@ struct ResizeMode {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   double extrapolation = 0.0;
+  bool antialias = false;  // opset 18: linear/cubic filters widened by 1 / scale when downsampling
 };
 
-std::vector<double> coefficients(const ResizeMode& m, double ratio) {
+// Antialiased taps (ONNX's reference): the kernel evaluated at scale * (i -
+// ratio) over a footprint widened by 1 / scale, normalized to sum to 1.
+std::vector<double> antialiased(const ResizeMode& m, double ratio, double scale) {
+  scale = std::min(scale, 1.0);
+  std::vector<double> k;
+  if (m.mode == "linear") {
+    int64_t start = int64_t(std::floor(-1 / scale) + 1), footprint = 2 - 2 * start;
+    for (int64_t i = start; i < start + footprint; ++i) k.push_back(std::clamp(1 - std::abs((double(i) - ratio) * scale), 0.0, 1.0));
+  } else {
+    double a = m.cubic_a;
+    int64_t start = int64_t(std::floor(-2 / scale) + 1);
+    for (int64_t i = start; i < 2 - start; ++i) {
+      double x = std::abs(scale * (double(i) - ratio));
+      k.push_back(x <= 1  ? ((a + 2) * x - (a + 3)) * x * x + 1
+                  : x < 2 ? ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+                          : 0.0);
+    }
+  }
+  double total = 0;
+  for (double v : k) total += v;
+  for (double& v : k) v /= total;
+  return k;
+}
+
+std::vector<double> coefficients(const ResizeMode& m, double ratio, double scale) {
+  if (m.antialias && m.mode != "nearest") return antialiased(m, ratio, scale);
   if (m.mode == "linear") return {1 - ratio, ratio};
   if (m.mode == "cubic") {
     double a = m.cubic_a, r = ratio, s = 1 - ratio;
@@ -42,8 +68,8 @@ std::vector<double> coefficients(const ResizeMode& m, double ratio) {
 
 // Input coordinate of output element `o`; nullopt when tf_crop_and_resize
 // puts it outside the input (the output is the extrapolation value then).
-std::optional<double> source_coordinate(const ResizeMode& m, int64_t o, int64_t in, double scale, double roi_start,
-                                        double roi_end) {
+std::optional<double> source_coordinate(const ResizeMode& m, int64_t o, int64_t in, int64_t out, double scale,
+                                        double roi_start, double roi_end) {
   double out_width = scale * double(in);
   double x = double(o);
   const std::string& t = m.transform;
@@ -51,6 +77,11 @@ std::optional<double> source_coordinate(const ResizeMode& m, int64_t o, int64_t 
   if (t == "asymmetric") return x / scale;
   if (t == "pytorch_half_pixel") return out_width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
   if (t == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (t == "half_pixel_symmetric") {
+    // opset 19: centres the input's implicit ROI when out != scale * in
+    double offset = double(in) / 2 * (1 - double(out) / out_width);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   if (t == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   // tf_crop_and_resize
   double src = out_width == 1 ? (roi_end - roi_start) * double(in - 1) / 2
@@ -73,7 +104,7 @@ AxisMatrix axis_matrix(const ResizeMode& m, int64_t in, int64_t out, double scal
   r.w.assign(size_t(in * out), 0.0);
   r.outside.assign(size_t(out), 0);
   for (int64_t o = 0; o < out; ++o) {
-    auto src = source_coordinate(m, o, in, scale, roi_start, roi_end);
+    auto src = source_coordinate(m, o, in, out, scale, roi_start, roi_end);
     if (!src) {
       r.outside[size_t(o)] = 1;
       r.identity = false;
@@ -81,7 +112,7 @@ AxisMatrix axis_matrix(const ResizeMode& m, int64_t in, int64_t out, double scal
     }
     double x = *src;
     double ratio = x == std::floor(x) ? 1.0 : x - std::floor(x);
-    std::vector<double> k = coefficients(m, ratio);
+    std::vector<double> k = coefficients(m, ratio, scale);
     int64_t n = int64_t(k.size());
     // The n nearest positions of the edge-padded input, ties to the left.
     int64_t pad = (n + 1) / 2;
@@ -152,30 +183,74 @@ std::vector<Value*> resize_op(NodeContext& c) {
   m.cubic_a = c.attr_float("cubic_coeff_a", -0.75);
   m.exclude_outside = c.attr_int("exclude_outside", 0) != 0;
   m.extrapolation = c.attr_float("extrapolation_value", 0.0);
-  if (c.has_attr("axes") || c.attr_int("antialias", 0) != 0) c.unsupported("axes and antialias (opset 18)");
+  m.antialias = c.attr_int("antialias", 0) != 0;
+  if (m.antialias && m.mode == "nearest") c.invalid("antialias applies to the linear and cubic modes only");
   static const char* transforms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                     "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+                                     "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
   if (std::find(std::begin(transforms), std::end(transforms), m.transform) == std::end(transforms))
     c.invalid(str("unknown coordinate_transformation_mode '", m.transform, "'"));
+  std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    c.invalid(str("unknown keep_aspect_ratio_policy '", policy, "'"));
 
-  std::vector<double> scales, roi;
-  std::vector<int64_t> sizes;
-  size_t scales_input = c.opset() < 11 ? 1 : 2;
-  if (c.opset() >= 11 && c.has_input(1) && numel_of(c.shape(c.input(1))) > 0) roi = c.constant_doubles(1, "roi");
-  if (c.has_input(scales_input) && numel_of(c.shape(c.input(scales_input))) > 0)
-    scales = c.constant_doubles(scales_input, "scales");
-  if (c.opset() >= 11 && c.has_input(3) && numel_of(c.shape(c.input(3))) > 0) sizes = c.constant_ints(3, "sizes");
-  if (scales.empty() == sizes.empty()) c.invalid("exactly one of scales and sizes must be given");
-  if (!roi.empty() && roi.size() != size_t(2 * r)) c.invalid(str("roi must have ", 2 * r, " entries"));
-  if (m.transform != "tf_crop_and_resize") roi.clear();
-  std::vector<int64_t> out(static_cast<size_t>(r));
-  if (!scales.empty()) {
-    if (scales.size() != size_t(r)) c.invalid(str("scales must have ", r, " entries"));
-    for (int64_t i = 0; i < r; ++i) out[size_t(i)] = int64_t(std::floor(scales[size_t(i)] * double(c.shape(x)[size_t(i)])));
+  // axes (opset 18): scales, sizes and roi list only these axes
+  std::vector<int64_t> axes;
+  if (c.has_attr("axes")) {
+    for (int64_t a : c.attr_ints("axes")) axes.push_back(c.axis(a, r));
+    std::vector<int64_t> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) c.invalid("axes repeat an axis");
   } else {
-    if (sizes.size() != size_t(r)) c.invalid(str("sizes must have ", r, " entries"));
-    out = sizes;
-    for (int64_t i = 0; i < r; ++i) scales.push_back(double(sizes[size_t(i)]) / double(c.shape(x)[size_t(i)]));
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  const size_t na = axes.size();
+  std::vector<double> given_scales, given_roi;
+  std::vector<int64_t> given_sizes;
+  size_t scales_input = c.opset() < 11 ? 1 : 2;
+  if (c.opset() >= 11 && c.has_input(1) && numel_of(c.shape(c.input(1))) > 0) given_roi = c.constant_doubles(1, "roi");
+  if (c.has_input(scales_input) && numel_of(c.shape(c.input(scales_input))) > 0)
+    given_scales = c.constant_doubles(scales_input, "scales");
+  if (c.opset() >= 11 && c.has_input(3) && numel_of(c.shape(c.input(3))) > 0) given_sizes = c.constant_ints(3, "sizes");
+  if (given_scales.empty() == given_sizes.empty()) c.invalid("exactly one of scales and sizes must be given");
+  if (!given_roi.empty() && given_roi.size() != 2 * na) c.invalid(str("roi must have ", 2 * na, " entries"));
+  if (!given_scales.empty() && given_scales.size() != na) c.invalid(str("scales must have ", na, " entries"));
+  if (!given_sizes.empty() && given_sizes.size() != na) c.invalid(str("sizes must have ", na, " entries"));
+
+  const Shape& in = c.shape(x);
+  std::vector<double> scales(size_t(r), 1.0), roi;
+  std::vector<int64_t> out(in.begin(), in.end());
+  if (m.transform == "tf_crop_and_resize" && !given_roi.empty()) {
+    roi.assign(size_t(r), 0.0);
+    roi.resize(size_t(2 * r), 1.0);
+    for (size_t i = 0; i < na; ++i) {
+      roi[size_t(axes[i])] = given_roi[i];
+      roi[size_t(r + axes[i])] = given_roi[na + i];
+    }
+  }
+  if (!given_scales.empty()) {
+    for (size_t i = 0; i < na; ++i) {
+      int64_t a = axes[i];
+      scales[size_t(a)] = given_scales[i];
+      out[size_t(a)] = int64_t(std::floor(given_scales[i] * double(in[size_t(a)])));
+    }
+  } else if (policy == "stretch") {
+    for (size_t i = 0; i < na; ++i) {
+      int64_t a = axes[i];
+      out[size_t(a)] = given_sizes[i];
+      scales[size_t(a)] = double(given_sizes[i]) / double(in[size_t(a)]);
+    }
+  } else {
+    // one scale for every listed axis, the largest that fits (not_larger) or
+    // the smallest that covers (not_smaller); sizes round half up
+    double common = policy == "not_larger" ? INFINITY : 0.0;
+    for (size_t i = 0; i < na; ++i) {
+      double f = double(given_sizes[i]) / double(in[size_t(axes[i])]);
+      common = policy == "not_larger" ? std::min(common, f) : std::max(common, f);
+    }
+    for (int64_t a : axes) {
+      scales[size_t(a)] = common;
+      out[size_t(a)] = int64_t(common * double(in[size_t(a)]) + 0.5);
+    }
   }
   return {resize(c, x, m, out, scales, roi)};
 }

@@ -1,5 +1,6 @@
 // ONNX ops that write or read at computed positions: ScatterElements /
-// Scatter, ScatterND, GatherND, MaxUnpool (on oar's scatter_add, index_add
+// Scatter, ScatterND (reductions add, mul, max, min; all but add need the
+// indices at import time), GatherND, MaxUnpool (on oar's scatter_add, index_add
 // and index_select, with N-D indices turned into flat ones), and Compress /
 // ReverseSequence, whose index lists follow from an input that must be known
 // at import time (bound or constant).
@@ -20,8 +21,85 @@ Value* ones(NodeContext& c, const Shape& shape, DType d) {
 
 std::string reduction_of(NodeContext& c) {
   std::string r = c.attr_string("reduction", "none");
-  if (r != "none" && r != "add") c.unsupported(str("reduction '", r, "'"));
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+    c.invalid(str("unknown reduction '", r, "'"));
   return r;
+}
+
+// Reductions other than add (mul from opset 16, max and min from 18) with
+// indices known at import time: row p of the result reduces data row p with
+// every update row aimed at it. The rows to combine are gathered from
+// [data; updates; neutral] into [P, 1 + K, ...] (K: most updates at one row;
+// unused slots read the data row itself for max/min, a row of ones for mul)
+// and reduced over the second dim, so equal values come through exactly.
+Value* scatter_reduce_rows(NodeContext& c, Value* data, Value* updates, const std::vector<int64_t>& target,
+                           const std::string& reduction) {
+  const Shape& ds = c.shape(data);
+  int64_t rows = ds[0], n_upd = int64_t(target.size());
+  std::vector<std::vector<int64_t>> hits(static_cast<size_t>(rows));
+  for (int64_t u = 0; u < n_upd; ++u) {
+    int64_t p = target[size_t(u)];
+    if (p < 0 || p >= rows) c.invalid(str("index ", p, " is out of range for ", rows, " rows"));
+    hits[size_t(p)].push_back(rows + u);
+  }
+  size_t k = 0;
+  for (const auto& h : hits) k = std::max(k, h.size());
+  if (k == 0) return data;
+  DType d = c.dtype(data);
+  Shape row(ds.begin() + 1, ds.end());
+  Shape upd_shape{n_upd};
+  upd_shape.insert(upd_shape.end(), row.begin(), row.end());
+  std::vector<Value*> parts{data, c.reshape(c.cast(updates, d), upd_shape)};
+  bool mul = reduction == "mul";
+  int64_t neutral = rows + n_upd;
+  if (mul) {
+    Shape one{1};
+    one.insert(one.end(), row.begin(), row.end());
+    parts.push_back(c.op("fill", {}, {{"shape", one}, {"value", 1.0}, {"dtype", d}}));
+  }
+  std::vector<int64_t> gather;
+  for (int64_t p = 0; p < rows; ++p) {
+    gather.push_back(p);
+    const auto& h = hits[size_t(p)];
+    for (size_t j = 0; j < k; ++j) gather.push_back(j < h.size() ? h[j] : mul ? neutral : p);
+  }
+  Value* pool = c.op("concat", parts, {{"dim", int64_t(0)}});
+  Value* picked = c.op("index_select", {pool, c.ints(gather)}, {{"dim", int64_t(0)}});
+  Shape grouped{rows, int64_t(k + 1)};
+  grouped.insert(grouped.end(), row.begin(), row.end());
+  picked = c.reshape(picked, grouped);
+  Attrs over{{"dims", std::vector<int64_t>{1}}, {"keepdim", false}};
+  const char* op = mul ? "prod" : reduction == "max" ? "max" : "min";
+  return c.cast(c.op(op, {picked}, over), d);
+}
+
+// ScatterElements' target of every update element in the flattened data.
+std::vector<int64_t> element_targets(NodeContext& c, const Shape& ds, const Shape& us, const std::vector<int64_t>& idx,
+                                     int64_t axis) {
+  size_t r = ds.size();
+  if (us.size() != r) c.invalid("updates must have the data's rank");
+  std::vector<int64_t> strides(r, 1);
+  for (size_t i = r - 1; i-- > 0;) strides[i] = strides[i + 1] * ds[i + 1];
+  std::vector<int64_t> coord(r, 0), out;
+  for (size_t u = 0; u < idx.size(); ++u) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < r; ++i) {
+      int64_t v = coord[i];
+      if (int64_t(i) == axis) {
+        v = idx[u] < 0 ? idx[u] + ds[i] : idx[u];
+        if (v < 0 || v >= ds[i]) c.invalid(str("index ", idx[u], " is out of range for axis ", axis, " of size ", ds[i]));
+      } else if (v >= ds[i]) {
+        c.invalid("updates are larger than the data outside the axis");
+      }
+      flat += v * strides[i];
+    }
+    out.push_back(flat);
+    for (size_t i = r; i-- > 0;) {  // next coordinate of the updates, row-major
+      if (++coord[i] < us[i]) break;
+      coord[i] = 0;
+    }
+  }
+  return out;
 }
 
 std::vector<Value*> scatter_elements_op(NodeContext& c) {
@@ -31,7 +109,15 @@ std::vector<Value*> scatter_elements_op(NodeContext& c) {
   Value* idx = wrap_indices(c, c.required_input(1), c.shape(data)[size_t(a)]);
   DType d = c.dtype(data);
   Attrs attrs{{"dim", a}};
-  if (reduction_of(c) == "add") return {c.op("scatter_add", {data, idx, updates}, attrs)};
+  std::string reduction = reduction_of(c);
+  if (reduction == "add") return {c.op("scatter_add", {data, idx, updates}, attrs)};
+  if (reduction != "none") {
+    std::vector<int64_t> targets =
+        element_targets(c, c.shape(data), c.shape(updates), c.constant_ints(1, "indices"), a);
+    Value* flat = c.reshape(data, {numel_of(c.shape(data))});
+    Value* upd = c.reshape(updates, {numel_of(c.shape(updates))});
+    return {c.reshape(scatter_reduce_rows(c, flat, upd, targets, reduction), c.shape(data))};
+  }
   // replace: the written positions take the (summed) updates, the rest keep data
   Value* hits = c.op("scatter_add", {zeros(c, c.shape(data), d), idx, ones(c, c.shape(updates), d)}, attrs);
   Value* written = c.op("scatter_add", {zeros(c, c.shape(data), d), idx, c.cast(updates, d)}, attrs);
@@ -69,8 +155,14 @@ std::vector<Value*> scatter_nd_op(NodeContext& c) {
   Attrs attrs{{"dim", int64_t(0)}};
   DType d = c.dtype(data);
   Value* y;
-  if (reduction_of(c) == "add") {
+  std::string reduction = reduction_of(c);
+  if (reduction == "add") {
     y = c.op("index_add", {data_flat, flat, upd_flat}, attrs);
+  } else if (reduction != "none") {
+    std::optional<Tensor> rows = c.evaluate(flat);
+    if (!rows)
+      c.unsupported(str("reduction '", reduction, "' needs indices known at import time (a constant or a bound input)"));
+    y = scatter_reduce_rows(c, data_flat, upd_flat, rows->to_vector<int64_t>(), reduction);
   } else {
     Value* hits = c.op("index_add", {zeros(c, {flat_shape[0]}, d), flat, ones(c, {upd_shape[0]}, d)}, attrs);
     Shape hit_shape(flat_shape.size(), 1);

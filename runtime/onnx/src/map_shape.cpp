@@ -1,6 +1,6 @@
 // ONNX ops that move, select or create data without arithmetic: Constant,
 // Shape, Size, Reshape, Flatten, (Un)Squeeze, Transpose, Slice, Gather(Elements),
-// Concat, Split, Expand, Tile, Pad, ConstantOfShape, Range, Trilu, EyeLike,
+// Concat, Split, Expand, Tile, Pad, CenterCropPad, ConstantOfShape, Range, Trilu, EyeLike,
 // OneHot, Depth/SpaceToDepth. Shapes are static, so shape-valued inputs are
 // read as constants and become the attributes of view ops; index lists that
 // ONNX computes at run time (negative steps, negative indices in constants)
@@ -261,6 +261,21 @@ std::vector<Value*> tile_op(NodeContext& c) {
   return {c.reshape(c.expand(c.reshape(x, inter), expanded), out)};
 }
 
+// Pad mode "wrap" (opset 19): along each axis, position i of the output reads
+// input (i - begin) mod n, which also covers pads wider than the axis and
+// negative (cropping) pads.
+Value* pad_wrap(NodeContext& c, Value* x, const std::vector<int64_t>& axes, const std::vector<int64_t>& pads) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t n = c.shape(x)[size_t(axes[i])], begin = pads[i], end = pads[i + axes.size()];
+    if (begin == 0 && end == 0) continue;
+    if (n == 0) c.invalid(str("cannot wrap-pad axis ", axes[i], " of size 0"));
+    std::vector<int64_t> idx;
+    for (int64_t k = -begin; k < n + end; ++k) idx.push_back(((k % n) + n) % n);
+    x = idx.empty() ? c.slice(x, axes[i], 0, 0) : c.op("index_select", {x, c.ints(idx)}, {{"dim", axes[i]}});
+  }
+  return x;
+}
+
 std::vector<Value*> pad_op(NodeContext& c) {
   Value* x = c.required_input(0);
   int64_t r = c.rank(x);
@@ -276,6 +291,7 @@ std::vector<Value*> pad_op(NodeContext& c) {
   }
   if (pads.size() != 2 * axes.size()) c.invalid(str("pads has ", pads.size(), " entries for ", axes.size(), " axes"));
   std::string mode = c.attr_string("mode", "constant");
+  if (mode == "wrap") return {pad_wrap(c, x, axes, pads)};
   if (mode == "edge") mode = "replicate";
   else if (mode != "constant" && mode != "reflect") c.unsupported(str("pad mode '", mode, "'"));
   // ONNX: all begins then all ends; oar: (begin, end) pairs from the last dim.
@@ -288,6 +304,35 @@ std::vector<Value*> pad_op(NodeContext& c) {
   for (int64_t d = r - 1; d >= 0; --d) oar_pads.insert(oar_pads.end(), {per_axis[size_t(2 * d)], per_axis[size_t(2 * d + 1)]});
   if (std::all_of(oar_pads.begin(), oar_pads.end(), [](int64_t p) { return p == 0; })) return {x};
   return {c.op("pad", {x}, {{"pads", oar_pads}, {"mode", mode}, {"value", value}})};
+}
+
+// CenterCropPad (opset 18): per axis, crop or zero-pad to the target size,
+// centred with the odd element at the end.
+std::vector<Value*> center_crop_pad_op(NodeContext& c) {
+  Value* x = c.required_input(0);
+  int64_t r = c.rank(x);
+  std::vector<int64_t> target = c.constant_ints(1, "shape");
+  std::vector<int64_t> axes;
+  if (c.has_attr("axes")) {
+    for (int64_t a : c.attr_ints("axes")) axes.push_back(c.axis(a, r));
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  if (target.size() != axes.size()) c.invalid(str("shape has ", target.size(), " entries for ", axes.size(), " axes"));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i], n = c.shape(x)[size_t(a)], want = target[i];
+    if (want < 0) c.invalid(str("negative target size ", want));
+    if (want < n) {
+      int64_t begin = (n - want) / 2;
+      x = c.slice(x, a, begin, begin + want);
+    } else if (want > n) {
+      std::vector<int64_t> pads(size_t(2 * (r - a)), 0);  // oar order: from the last dim
+      pads[size_t(2 * (r - 1 - a))] = (want - n) / 2;
+      pads[size_t(2 * (r - 1 - a) + 1)] = want - n - (want - n) / 2;
+      x = c.op("pad", {x}, {{"pads", pads}, {"mode", std::string("constant")}, {"value", 0.0}});
+    }
+  }
+  return {x};
 }
 
 std::vector<Value*> constant_of_shape_op(NodeContext& c) {
@@ -405,6 +450,7 @@ void register_shape_mappers(MapperTable& t) {
   t.add("Expand", expand_op);
   t.add("Tile", tile_op);
   t.add("Pad", pad_op);
+  t.add("CenterCropPad", center_crop_pad_op);
   t.add("ConstantOfShape", constant_of_shape_op);
   t.add("Range", range_op);
   t.add("Trilu", trilu_op);

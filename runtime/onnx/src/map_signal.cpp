@@ -33,12 +33,15 @@ std::vector<Value*> dft_op(NodeContext& c) {
   if (r < 3) c.invalid("input must be [batch, signal..., 1 or 2]");
   int64_t complex = c.shape(x).back();
   if (complex != 1 && complex != 2) c.invalid("the last dimension must be 1 (real) or 2 (complex)");
-  int64_t a = c.attr_int("axis", 1);
-  if (a < 0) a += r;
-  if (a <= 0 || a >= r - 1) c.invalid(str("axis ", c.attr_int("axis", 1), " is not a signal axis"));
+  // opset 20 moved axis to an input (default -2: the last signal axis)
+  int64_t given = c.opset() < 20 ? c.attr_int("axis", 1)
+                  : c.has_input(2) ? int64_t(c.constant_input(2, "axis").to(DType::f64).item())
+                                   : -2;
+  int64_t a = given < 0 ? given + r : given;
+  if (a <= 0 || a >= r - 1) c.invalid(str("axis ", given, " is not a signal axis"));
   bool inverse = c.attr_int("inverse", 0) != 0, onesided = c.attr_int("onesided", 0) != 0;
   int64_t n_in = c.shape(x)[size_t(a)];
-  int64_t n = c.has_input(1) ? int64_t(c.constant_input(1, "dft_length").to(DType::f64).item()) : n_in;
+  int64_t n = c.has_input(1) && numel_of(c.shape(c.input(1))) > 0 ? int64_t(c.constant_input(1, "dft_length").to(DType::f64).item()) : n_in;
   int64_t k_out = onesided ? n / 2 + 1 : n;
   DType d = c.dtype(x);
   // real and imaginary parts, signal axis last, cut or zero-padded to n

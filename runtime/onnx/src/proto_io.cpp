@@ -32,7 +32,7 @@ namespace oar::onnx::detail {
     throw ValueError(str(name, ": the model has no IR version (truncated or not an ONNX model?)"));
   if (model.ir_version() > kMaxIrVersion)
     throw ValueError(str(name, ": ONNX IR version ", model.ir_version(), " is newer than this importer supports (",
-                         kMaxIrVersion, ", ONNX 1.12); re-export the model for an older IR version"));
+                         kMaxIrVersion, ", ONNX 1.17); re-export the model for an older IR version"));
   if (!model.has_graph())
     throw ValueError(str(name, ": the model has no graph (truncated or not an ONNX model?)"));
   if (model.opset_import_size() == 0)

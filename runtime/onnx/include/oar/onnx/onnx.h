@@ -30,10 +30,13 @@ class ModelProto;
 
 namespace oar::onnx {
 
-// Newest versions this importer understands (those of ONNX 1.12); newer
-// models are refused with a ValueError rather than misread.
-inline constexpr int64_t kMaxIrVersion = 8;
-inline constexpr int64_t kMaxOpset = 17;
+// Newest versions this importer understands and the exporter writes (those
+// of ONNX 1.17: IR 10, ai.onnx opset 22); newer models are refused with a
+// ValueError rather than misread. The proto classes may be older (Debian's
+// 1.12): protobuf keeps the fields they lack as unknown fields, and the
+// element types they lack (float8, int4) are DTypeErrors like any other.
+inline constexpr int64_t kMaxIrVersion = 10;
+inline constexpr int64_t kMaxOpset = 22;
 
 struct ImportOptions {
   // Static shapes for the graph inputs that are not initializers, in order;
