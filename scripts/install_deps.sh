@@ -20,7 +20,9 @@ PACKAGES=(
   libprotobuf-dev        # protobuf runtime the ONNX classes are generated for
   protobuf-compiler      # protoc, which CMake's FindProtobuf expects alongside the library
   libonnx-testdata       # ONNX backend node tests: tests/onnx and docs/onnx_node_tests.md
+  liblapacke-dev         # LAPACK (+ its C interface) and BLAS: the CPU plugin's linalg kernels (cholesky, qr, svd, ...)
   libtbb-dev             # TBB: HIP-CPU runs GPU blocks in parallel through it (the hipcpu plugin)
+  python3-torch          # PyTorch 1.13 (CPU): a reference the Python tests compare with (tests/python/torch_ref.py)
 )
 # The CUDA plugin needs the CUDA toolkit with cuDNN, cuBLAS and NCCL; it is not
 # a Debian package here but is preinstalled under /usr/local/cuda on the CI and
@@ -50,6 +52,13 @@ if ((${#py_missing[@]})); then
   echo "install_deps: pip installing ${pkgs[*]}"
   "$PY" -m pip install --quiet --disable-pip-version-check "${pkgs[@]}"
 fi
+
+# onnx (PyPI, pinned): builds the models of tests/python/test_onnx_new_opsets.py and
+# is their reference (onnx.reference, onnx.checker) at the opsets after Debian's 1.12;
+# its default opset and IR version are the newest oar imports (docs/onnx.md). The C++
+# side keeps Debian's libonnx-dev.
+"$PY" -c "import onnx; assert onnx.__version__ == '1.17.0'" >/dev/null 2>&1 ||
+  "$PY" -m pip install --quiet --disable-pip-version-check onnx==1.17.0
 
 # OpenVINO (PyPI, pinned): the real vendor SDK behind the adapter's openvino
 # driver (docs/adapter.md). Debian has no OpenVINO package.

@@ -34,6 +34,9 @@ OpRegistry::OpRegistry() {
   register_view_ops(*this);
   register_fused_ops(*this);
   register_optimizer_ops(*this);
+  register_scan_ops(*this);
+  register_linalg_ops(*this);
+  register_attention_ops(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

@@ -133,9 +133,10 @@ Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, Device devi
   }
   if (nb::hasattr(data, "__dlpack__") && nb::hasattr(data, "shape")) {  // numpy and friends: copy
     nb::object np = nb::module_::import_("numpy");
-    nb::object arr = np.attr("ascontiguousarray")(data);
+    // np.array, not ascontiguousarray: the latter turns a 0-d array into shape (1,)
+    nb::object arr = np.attr("array")(data, nb::arg("copy") = true, nb::arg("order") = "C");
     nb::object fn = nb::module_::import_("oar._C").attr("from_dlpack");
-    Tensor t = nb::cast<Tensor>(fn(arr.attr("copy")()));
+    Tensor t = nb::cast<Tensor>(fn(arr));
     if (dtype) t = t.to(*dtype);
     return t.to(device);
   }

@@ -56,7 +56,48 @@ Tensor import_dlpack(nb::handle obj) {
 
 }  // namespace
 
+namespace {
+
+// A Python callable held by a C++ autograd node, which may be freed on any
+// thread: the reference is dropped under the GIL (and leaked once the
+// interpreter is gone).
+struct PyCallable {
+  nb::object fn;
+  explicit PyCallable(nb::object f) : fn(std::move(f)) {}
+  PyCallable(const PyCallable&) = delete;
+  PyCallable& operator=(const PyCallable&) = delete;
+  ~PyCallable() {
+    if (!Py_IsInitialized()) {
+      fn.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    fn.reset();
+  }
+};
+
+}  // namespace
+
 void bind_functions(nb::module_& m) {
+  // autograd.Function: `backward(grads) -> list of (Tensor | None)` per input.
+  m.def("_record_custom", [](const std::string& name, const std::vector<Tensor>& inputs,
+                             const std::vector<Tensor>& outputs, const std::vector<int>& differentiable_flags,
+                             bool materialize_grads, nb::callable backward) {
+    const std::vector<bool> differentiable(differentiable_flags.begin(), differentiable_flags.end());
+    auto fn = std::make_shared<PyCallable>(nb::borrow<nb::object>(backward));
+    return autograd::record_custom(
+        name, inputs, outputs, differentiable, materialize_grads,
+        [fn, n = inputs.size()](const std::vector<Tensor>& grads) -> std::vector<Tensor> {
+          nb::gil_scoped_acquire gil;
+          nb::list args;
+          for (const Tensor& g : grads) args.append(g.defined() ? nb::cast(g) : nb::none());
+          nb::object r = fn->fn(args);
+          std::vector<Tensor> out;
+          for (nb::handle h : r) out.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
+          if (out.size() != n) throw ValueError("custom backward: wrong number of gradients");
+          return out;
+        });
+  });
   m.def("call", [](const std::string& name, nb::handle inputs, nb::dict attrs, nb::handle device) {
     CallOptions opts;
     if (!device.is_none()) opts.device = to_device(device);

@@ -121,6 +121,17 @@ void record_function(const char* name, const Tensor& input, Tensor& output,
                      std::function<Tensor(const Tensor& grad)> backward);
 bool any_requires_grad(const std::vector<Tensor>& tensors);
 
+// A function whose forward ran outside autograd and whose backward is given
+// (Python's autograd.Function). `backward` gets one gradient per output
+// (zeros where none reached it, unless `materialize_grads` is false: then
+// undefined) and returns one per input (undefined = none). Returns the
+// outputs as new tensors (aliases of the given ones) that carry the history;
+// outputs marked false in `differentiable`, or not floating, get none.
+using CustomBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>& grads)>;
+std::vector<Tensor> record_custom(const std::string& name, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs, const std::vector<bool>& differentiable,
+                                  bool materialize_grads, CustomBackward backward);
+
 // ---- in-place writes (Tensor::copy_ and Tensor::update_) ----
 // Whether writing `src` into `self` under grad mode must be recorded; refuses
 // (ValueError) a leaf that requires grad, or a view of one.

@@ -70,7 +70,7 @@ enum class Gradient {
   kRule,            // a rule in runtime/src/autograd/ (the default)
   kNone,            // the outputs carry no gradient: comparisons, arg-reductions, random draws
   kTensorMethod,    // a view or device copy: its Tensor method records its own node
-  kDecomposition,   // a fusion: under autograd it runs as its decomposition, whose parts have rules
+  kDecomposition,   // a fusion or a public composite (topk): under autograd it runs as its decomposition, whose parts have rules
   kFirstOrderOnly,  // a backward kernel with no rule of its own: differentiating it (double grad) is an error
 };
 const char* gradient_name(Gradient g);

@@ -107,6 +107,30 @@ struct FunctionNode : Node {
   }
 };
 
+// A custom function's node: the caller's backward, with the outputs'
+// metadata kept to give zeros for outputs no gradient reached.
+struct CustomNode : Node {
+  std::string label;
+  CustomBackward fn;
+  bool materialize = true;
+  std::vector<Shape> output_shapes;
+  std::vector<DType> output_dtypes;
+  std::vector<Device> output_devices;
+  std::string name() const override { return label + "Backward"; }
+  void release_saved() override { fn = nullptr; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    if (!fn) throw ValueError(str(label, ": backward through a freed graph (use retain_graph=True)"));
+    std::vector<Tensor> g = grads;
+    if (materialize)
+      for (size_t i = 0; i < g.size(); ++i)
+        if (!g[i].defined()) g[i] = Tensor::zeros(output_shapes[i], output_dtypes[i], output_devices[i]);
+    std::vector<Tensor> r = fn(g);
+    if (r.size() != next.size())
+      throw ValueError(str(label, ": backward returned ", r.size(), " gradients, expected ", next.size()));
+    return r;
+  }
+};
+
 }  // namespace
 
 Node::Node() : sequence_nr(g_sequence.fetch_add(1)) {}
@@ -268,6 +292,32 @@ void record_function(const char* name, const Tensor& input, Tensor& output,
   set_history(output, node, 0);
 }
 
+std::vector<Tensor> record_custom(const std::string& name, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs, const std::vector<bool>& differentiable,
+                                  bool materialize_grads, CustomBackward backward) {
+  std::vector<Tensor> results;
+  results.reserve(outputs.size());
+  for (const auto& o : outputs) results.push_back(alias_without_history(o));
+  if (!is_grad_enabled() || !any_requires_grad(inputs)) return results;
+  auto node = std::make_shared<CustomNode>();
+  node->label = name;
+  node->fn = std::move(backward);
+  node->materialize = materialize_grads;
+  node->num_outputs = outputs.size();
+  node->output_hooks.resize(outputs.size());
+  node->retained_outputs.resize(outputs.size());
+  for (const auto& o : outputs) {
+    node->output_shapes.push_back(o.shape());
+    node->output_dtypes.push_back(o.dtype());
+    node->output_devices.push_back(o.device());
+  }
+  collect_inputs(*node, inputs);
+  for (size_t i = 0; i < results.size(); ++i)
+    if ((i >= differentiable.size() || differentiable[i]) && is_floating(results[i].dtype()))
+      set_history(results[i], node, uint32_t(i));
+  return results;
+}
+
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const Shape& gs = grad.shape();
@@ -290,6 +340,8 @@ void register_functor_grad_rules();
 void register_reduction_grad_rules();
 void register_nn_grad_rules();
 void register_indexing_grad_rules();
+void register_scan_grad_rules();
+void register_linalg_grad_rules();
 namespace {
 void register_builtin_rules() {
   register_elementwise_grad_rules();
@@ -297,6 +349,8 @@ void register_builtin_rules() {
   register_reduction_grad_rules();
   register_nn_grad_rules();
   register_indexing_grad_rules();
+  register_scan_grad_rules();
+  register_linalg_grad_rules();
 }
 }  // namespace
 }  // namespace oar::autograd

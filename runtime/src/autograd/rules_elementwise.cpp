@@ -7,6 +7,13 @@ namespace oar::autograd {
 using namespace rules;
 
 void register_elementwise_grad_rules() {
+  // d/dx psi^(n)(x) = psi^(n+1)(x): the order is an attribute, so these are by hand, not .def columns.
+  register_grad_rule("trigamma", [](const GradContext& c) -> std::vector<Tensor> {
+    return {mul(c.grad_or_zeros(0), op("polygamma", {c.inputs[0]}, {{"n", 2.0}}))};
+  });
+  register_grad_rule("polygamma", [](const GradContext& c) -> std::vector<Tensor> {
+    return {mul(c.grad_or_zeros(0), op("polygamma", {c.inputs[0]}, {{"n", c.attrs.get_float("n") + 1}}))};
+  });
   // The unary functor ops (exp, tanh, clamp, ...) take their rules from the
   // gradient column of unary_ops.def (rules_functor.cpp).
   register_grad_rule("copy", [](const GradContext& c) -> std::vector<Tensor> { return {c.grad_or_zeros(0)}; });
@@ -68,6 +75,35 @@ void register_elementwise_grad_rules() {
       gb = neg(mul(g, trunc));
     }
     return {g, gb};
+  });
+  register_grad_rule("atan2", [](const GradContext& c) -> std::vector<Tensor> {
+    // d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
+    Tensor g = c.grad_or_zeros(0);
+    const Tensor &a = c.inputs[0], &b = c.inputs[1];
+    Tensor scale = div(g, add(mul(a, a), mul(b, b)));
+    return {c.needs(0) ? mul(scale, b) : Tensor(), c.needs(1) ? neg(mul(scale, a)) : Tensor()};
+  });
+  register_grad_rule("hypot", [](const GradContext& c) -> std::vector<Tensor> {
+    Tensor scale = div(c.grad_or_zeros(0), c.outputs[0]);
+    return {c.needs(0) ? mul(scale, c.inputs[0]) : Tensor(), c.needs(1) ? mul(scale, c.inputs[1]) : Tensor()};
+  });
+  register_grad_rule("copysign", [](const GradContext& c) -> std::vector<Tensor> {
+    // y = +-a: the gradient keeps or flips g (0 at a == 0, as PyTorch); b gets none
+    Tensor ga;
+    if (c.needs(0)) {
+      const Tensor& a = c.inputs[0];
+      Tensor zero = op("eq", {a, scalar_like(a, 0.0)});
+      Tensor flip = op("where", {zero, ones_like(a), a});
+      ga = op("where", {zero, zeros_like(a), mul(c.grad_or_zeros(0), div(c.outputs[0], flip))});
+    }
+    return {ga, c.needs(1) ? zeros_like(c.inputs[1]) : Tensor()};
+  });
+  register_grad_rule("logaddexp", [](const GradContext& c) -> std::vector<Tensor> {
+    // d/da = e^(a - y), d/db = e^(b - y)
+    Tensor g = c.grad_or_zeros(0);
+    const Tensor& y = c.outputs[0];
+    return {c.needs(0) ? mul(g, op("exp", {sub(c.inputs[0], y)})) : Tensor(),
+            c.needs(1) ? mul(g, op("exp", {sub(c.inputs[1], y)})) : Tensor()};
   });
   register_grad_rule("where", [](const GradContext& c) -> std::vector<Tensor> {
     Tensor g = c.grad_or_zeros(0);

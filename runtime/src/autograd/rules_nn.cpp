@@ -369,6 +369,16 @@ void register_nn_grad_rules() {
     }
     return {rows, Tensor()};
   });
+
+  // Fused attention: one backward kernel for q, k and v (recomputing the
+  // probabilities from lse); the additive mask gets no gradient (the catalog says so).
+  register_grad_rule("attention_fused", [](const GradContext& c) -> std::vector<Tensor> {
+    auto g = ops("attention_fused_backward",
+                 {c.grad_or_zeros(0), c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.outputs[0], c.outputs[1],
+                  c.grads[1]},
+                 c.attrs);
+    return {g[0], g[1], g[2], Tensor()};
+  });
 }
 
 }  // namespace oar::autograd

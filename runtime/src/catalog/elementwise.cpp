@@ -150,6 +150,12 @@ void register_elementwise_ops(OpRegistry& r) {
   where.doc = "a where condition else b";
   r.add(std::move(where));
 
+  // trigamma is digamma's gradient; trigamma's and polygamma's are polygamma of the next order.
+  r.add(unary("trigamma", F, "psi'(x), the derivative of digamma (polygamma of order 1)"));
+  r.add(unary("polygamma", F, "psi^(n)(x), the n-th derivative of digamma (n = 0, 1, 2, ...)",
+              {attr("n", AttrType::kFloat, 1.0)}),
+        {"[2,5]{0.5:6} n=2", "[7]{0.5:9} n=3", "[4]{1:3} n=0"});
+
   // Functors declared only in kernel_primitives/*_ops.def get a generated
   // schema: one .def line is a new op on every device (docs/ops.md marks them).
   kp::for_each_functor([&]<class Op>() {

@@ -20,6 +20,17 @@ using std::asinh;
 using std::atan;
 using std::atanh;
 using std::ceil;
+using std::atan2;
+using std::copysign;
+using std::erfc;
+using std::exp2;
+using std::expm1;
+using std::hypot;
+using std::lgamma;
+using std::log10;
+using std::log1p;
+using std::log2;
+using std::trunc;
 using std::cos;
 using std::cosh;
 using std::erf;
@@ -58,6 +69,38 @@ template <class T>
 OAR_KP_HD bool isnan_(T x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;
   else return false;
+}
+
+// digamma, trigamma, polygamma and erfinv, which no backend's math library has: written
+// once in family/special_math.kp (also pasted into OpenCL kernels), compiled
+// here for float and double. 16-bit floats compute in float.
+namespace special_f32 {
+#define KP_S float
+#define KP_SPECIAL_FN OAR_KP_HD
+#include "oar/kp/family/special_math.kp"
+#undef KP_S
+}  // namespace special_f32
+namespace special_f64 {
+#define KP_S double
+#include "oar/kp/family/special_math.kp"
+#undef KP_S
+#undef KP_SPECIAL_FN
+}  // namespace special_f64
+
+#define OAR_KP_SPECIAL(name)                                                 \
+  template <class T>                                                        \
+  OAR_KP_HD T name(T x) {                                                   \
+    if constexpr (std::is_same_v<T, double>) return special_f64::name(x);   \
+    else return static_cast<T>(special_f32::name(static_cast<float>(x)));   \
+  }
+OAR_KP_SPECIAL(oar_digamma)
+OAR_KP_SPECIAL(oar_trigamma)
+OAR_KP_SPECIAL(oar_erfinv)
+#undef OAR_KP_SPECIAL
+template <class T>
+OAR_KP_HD T oar_polygamma(T n, T x) {
+  if constexpr (std::is_same_v<T, double>) return special_f64::oar_polygamma(n, x);
+  else return static_cast<T>(special_f32::oar_polygamma(static_cast<float>(n), static_cast<float>(x)));
 }
 
 }  // namespace oar::kp::math

@@ -4,12 +4,15 @@
 #pragma once
 
 #include "oar/kp/family/register.h"
+#include "oar/kp/family/attention.h"
 #include "oar/kp/family/creation.h"
 #include "oar/kp/family/indexing.h"
+#include "oar/kp/family/linalg.h"
 #include "oar/kp/family/loss.h"
 #include "oar/kp/family/norm.h"
 #include "oar/kp/family/optimizer.h"
 #include "oar/kp/family/pool.h"
+#include "oar/kp/family/scan.h"
 #include "oar/kp/family/shape.h"
 #include "oar/kp/family/softmax.h"
 
@@ -25,6 +28,11 @@ oar_status_t register_families(Registrar& r) {
   if (r.wants(kShapeFamily)) Shape<B>::register_ops(r);
   if (r.wants(kCreationFamily)) Creation<B>::register_ops(r);
   if (r.wants(kOptimizerFamily)) Optimizer<B>::register_ops(r);
+  if (r.wants(kScanFamily)) Scan<B>::register_ops(r);
+  if (r.wants(kLinalgFamily))
+    if (oar_status_t st = Linalg<B>::register_ops(r)) return st;
+  if (r.wants(kAttentionFamily))
+    if (oar_status_t st = Attention<B>::register_ops(r)) return st;
   return r.status();
 }
 

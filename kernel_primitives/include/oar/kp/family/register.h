@@ -7,6 +7,8 @@
 //   return kp::family::register_families<CpuFamilyBackend>(reg);
 #pragma once
 
+#include <algorithm>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +28,9 @@ enum Families : uint32_t {
   kShapeFamily = 1u << 5,
   kCreationFamily = 1u << 6,
   kOptimizerFamily = 1u << 7,
+  kScanFamily = 1u << 8,
+  kLinalgFamily = 1u << 9,
+  kAttentionFamily = 1u << 10,
   kAllFamilies = 0xffffffffu,
 };
 
@@ -38,6 +43,16 @@ class Registrar {
       : r_(r), impl_(impl_name), priority_(priority), floats_(floats.begin(), floats.end()), families_(families) {}
 
   bool wants(uint32_t family) const { return (families_ & family) != 0; }
+
+  // The same registrar with only the floating dtypes in `allowed` (linear
+  // algebra is float32/float64 only, whatever else the device computes in).
+  Registrar with_floats(std::initializer_list<oar_dtype_t> allowed) const {
+    Registrar r = *this;
+    r.floats_.clear();
+    for (oar_dtype_t d : floats_)
+      if (std::find(allowed.begin(), allowed.end(), d) != allowed.end()) r.floats_.push_back(d);
+    return r;
+  }
 
   // Registers `fn` for every expansion of `signature`: one letter per input,
   // T = the data dtype (from `set`), I = an index dtype (i64 and i32).

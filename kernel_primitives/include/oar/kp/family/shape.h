@@ -1,5 +1,5 @@
 // The shape family: concat, stack, split (row-block copies), pad and
-// pad_backward (coordinate maps), written once (shape.kp). Shapes were
+// pad_backward (coordinate maps), tril/triu, written once (shape.kp). Shapes were
 // validated by the catalog.
 #pragma once
 
@@ -124,7 +124,28 @@ struct Shape {
     }
   }
 
+  // tril / triu: the elements on one side of a diagonal of each matrix, the rest zero.
+  template <bool kUpper>
+  static void triangle(B& b) {
+    const sdk::KernelArgs& a = b.args();
+    const oar_tensor_view& x = a.input(0);
+    if (sdk::numel(x) == 0) return;
+    Launch L;
+    L.family = "shape";
+    L.t = x.dtype;
+    L.lanes = sdk::numel(x);
+    L.p[0] = operand(a.output(0));
+    L.p[1] = operand(x);
+    L.A.i[0] = x.shape[x.ndim - 2];
+    L.A.i[1] = x.shape[x.ndim - 1];
+    L.A.i[2] = a.attr_int("diagonal");
+    L.A.i[3] = kUpper;
+    OAR_KP_LAUNCH(ShapeKernels, kAll, b, L, triangle_lanes);
+  }
+
   static oar_status_t register_ops(Registrar& r) {
+    r.add("tril", "T", DTypeSet::kAll, entry<B, &triangle<false>>);
+    r.add("triu", "T", DTypeSet::kAll, entry<B, &triangle<true>>);
     r.add("concat", "T", DTypeSet::kAll, entry<B, &join>);
     r.add("stack", "T", DTypeSet::kAll, entry<B, &join>);
     r.add("split", "T", DTypeSet::kAll, entry<B, &split>);

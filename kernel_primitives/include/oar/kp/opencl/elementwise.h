@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "oar/kp/family_sources.h"
 #include "oar/kp/opencl/strided.h"
 #include "oar/kp/opencl/types.h"
 
@@ -58,10 +59,13 @@ inline std::string elementwise_source(const ElementwiseSpec& s, bool fp64) {
 }
 
 // `T(v)` in a functor expression casts to the compute type of the first
-// input; integer compute types get the integer pow of kp::math.
-inline std::string functor_defs(oar_dtype_t compute_of) {
+// input; integer compute types get the integer pow of kp::math, floating ones
+// the special functions (oar_digamma, ...) that OpenCL C lacks when the
+// expression calls one.
+inline std::string functor_defs(oar_dtype_t compute_of, const std::string& expr = "") {
   std::string d = "#define T(v) ((X0_c)(v))\n";
   if (!type_info(compute_of).floating) d += "#define pow(a, b) ((X0_c)oar_ipow((long)(a), (long)(b)))\n";
+  else if (expr.find("oar_") != std::string::npos) d += std::string("#define KP_S X0_c\n#define KP_SPECIAL_FN inline\n") + family::family_source("special_math") + "\n";
   return d;
 }
 
@@ -79,7 +83,7 @@ ElementwiseSpec functor_spec(const std::string& kernel_name, oar_dtype_t dtype, 
   s.ins.assign(size_t(arity), dtype);
   s.vars = arity == 1 ? std::vector<std::string>{"x"} : std::vector<std::string>{"a", "b"};
   s.params = {"const X0_c p0", "const X0_c p1"};
-  s.defs = functor_defs(dtype);
+  s.defs = functor_defs(dtype, functor_expr);
   s.expr = is_compare ? "(" + std::string(functor_expr) + ") ? 1 : 0" : std::string(functor_expr);
   s.rank = rank;
   return s;
