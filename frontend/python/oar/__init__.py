@@ -14,6 +14,8 @@ from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like,
                         linspace, randperm, Generator, default_generator, get_rng_state, set_rng_state)
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
 from ._torch_signatures import *  # noqa: F401,F403  ops whose torch signature is not the catalog's
+from ._tensor_math import *  # noqa: F401,F403  math, comparison, reduction, scan, sort/select functions
+from ._tensor_shape import *  # noqa: F401,F403  shape, indexing and matrix functions
 from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
 from . import autograd, nn, optim, utils
 from . import jit
@@ -21,6 +23,8 @@ from . import onnx
 from . import inference, adapter
 from .serialization import save, load
 from . import cuda
+from . import linalg, distributions
+from ._linalg_functions import *  # noqa: F401,F403  det, inverse, svd, qr, ... (torch's top-level linalg)
 
 __all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
            "autograd", "utils", "save", "load", "info", "ops", "jit", "onnx"]

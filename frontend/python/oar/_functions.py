@@ -341,7 +341,7 @@ def _rounding(name):
     return rounded
 
 
-floor, ceil = _rounding("floor"), _rounding("ceil")
+floor, ceil, trunc = _rounding("floor"), _rounding("ceil"), _rounding("trunc")
 
 
 def round(x, decimals=0):
@@ -352,12 +352,6 @@ def round(x, decimals=0):
         return ops.round(x)
     scale = 10.0 ** decimals
     return ops.round(x * scale) / scale
-
-
-def trunc(x):
-    if not x.is_floating_point():
-        return x.clone()
-    return ops.where(x < 0, ops.ceil(x), ops.floor(x))
 
 
 fix = trunc

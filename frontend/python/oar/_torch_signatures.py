@@ -82,5 +82,23 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
+def polygamma(n, input):
+    """torch.polygamma(n, input): the n-th derivative of digamma (n a non-negative int)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
+    return ops.polygamma(input, n=float(n))
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n):
+    return self._update_(polygamma(n, self))
+
+
+Tensor.polygamma = _polygamma_method
+Tensor.polygamma_ = _polygamma_inplace
+
 __all__ = ["ne", "lt", "le", "gt", "ge", "scatter_add", "index_add", "normal", "dropout", "conv2d", "max_pool2d",
-           "avg_pool2d", "layer_norm", "batch_norm"]
+           "avg_pool2d", "layer_norm", "batch_norm", "polygamma"]

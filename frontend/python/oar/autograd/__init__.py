@@ -1,7 +1,8 @@
-"""oar.autograd: grad(), backward(), and the grad-mode context managers."""
+"""oar.autograd: grad(), backward(), the grad-mode context managers, custom functions
+(Function, in function.py) and numerical gradient checks (gradcheck.py)."""
 import functools
 
-from . import _C
+from .. import _C
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
@@ -91,3 +92,8 @@ class inference_mode(_GradMode):
 
 class enable_grad(_GradMode):
     mode = True
+
+
+from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402
+from . import function, functional  # noqa: E402

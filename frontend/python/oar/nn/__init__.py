@@ -9,6 +9,26 @@ from .activation import (ReLU, ReLU6, Hardtanh, Hardsigmoid, Hardswish, Mish, SE
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, BCELoss,
                    BCEWithLogitsLoss)
+from .activation import (GLU, Hardshrink, Softshrink, Tanhshrink, LogSigmoid, Softsign, Softmin, Softmax2d, PReLU,
+                         RReLU)
+from .normalization import (BatchNorm3d, SyncBatchNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, GroupNorm,
+                            RMSNorm, LocalResponseNorm)
+from .loss import (KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, HingeEmbeddingLoss, CosineEmbeddingLoss,
+                   MarginRankingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss, MultiMarginLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
+from .distance import PairwiseDistance, CosineSimilarity
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .attention import MultiheadAttention
+from .transformer import (Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+                          TransformerDecoderLayer)
+from .conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .pooling import (MaxPool1d, MaxPool3d, AvgPool1d, AvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                      AdaptiveMaxPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool3d, LPPool1d, LPPool2d, MaxUnpool1d,
+                      MaxUnpool2d, MaxUnpool3d)
+from .upsampling import (Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle, PixelUnshuffle,
+                         ChannelShuffle)
+from .fold import Fold, Unfold
+from .sparse import EmbeddingBag
 from . import functional, init
 from . import utils
 
@@ -20,3 +40,17 @@ __all__ = ["Parameter", "Buffer", "Module", "RemovableHandle", "Sequential", "Mo
            "Tanh", "LeakyReLU", "ELU", "Softplus", "Softmax", "LogSoftmax", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
            "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
            "BCEWithLogitsLoss", "functional", "init", "utils"]
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+            "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+            "TransformerEncoderLayer", "TransformerDecoderLayer"]
+__all__ += ["GLU", "Hardshrink", "Softshrink", "Tanhshrink", "LogSigmoid", "Softsign", "Softmin", "Softmax2d", "PReLU",
+            "RReLU", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm",
+            "RMSNorm", "LocalResponseNorm", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+            "CosineEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+            "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+            "CTCLoss", "PairwiseDistance", "CosineSimilarity"]
+__all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool3d",
+            "AvgPool1d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+            "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
+            "MaxUnpool3d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+            "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "EmbeddingBag"]

@@ -24,6 +24,21 @@ __all__ = ["linear", "relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_
            "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "pad", "one_hot", "normalize", "flatten"]
 
+from .attention import scaled_dot_product_attention, multi_head_attention_forward  # noqa: E402,F401
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+# Normalization, activation, loss and distance functions kept in their own modules (nn/_functional_*.py).
+from ._functional_norm import *  # noqa: E402,F401,F403
+from ._functional_activation import *  # noqa: E402,F401,F403
+from ._functional_loss import *  # noqa: E402,F401,F403
+from . import _functional_norm, _functional_activation, _functional_loss  # noqa: E402
+# Convolutions, pooling, im2col (nn/_functional_conv.py); resampling, grid_sample, embedding_bag (_functional_sampling).
+from ._functional_conv import *  # noqa: E402,F401,F403
+from ._functional_sampling import *  # noqa: E402,F401,F403
+from . import _functional_conv, _functional_sampling  # noqa: E402
+__all__ += _functional_conv.__all__ + _functional_sampling.__all__
+__all__ += _functional_norm.__all__ + _functional_activation.__all__ + _functional_loss.__all__
+
 
 def _pair(v, name, n=2):
     if isinstance(v, numbers.Integral) and not isinstance(v, bool):
@@ -277,10 +292,9 @@ def _pool_args(kernel_size, stride, padding):
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not supported")
-    if _pair(dilation, "dilation") != [1, 1]:
-        raise NotImplementedError("max_pool2d with dilation != 1 is not supported")
+    if return_indices or _pair(dilation, "dilation") != [1, 1]:  # window tables (nn/_functional_conv.py)
+        return _functional_conv.max_pool2d_generic(input, kernel_size, stride, padding, dilation, ceil_mode,
+                                                   return_indices)
     x, squeeze = _unbatched(input, max_pool2d, "max_pool2d")
     k, s, p = _pool_args(kernel_size, stride, padding)
     y = ops.max_pool2d(x, kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode))
@@ -294,8 +308,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     y = ops.avg_pool2d(x, kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
                        count_include_pad=bool(count_include_pad))
     if divisor_override is not None:
-        if count_include_pad is False or any(p) or ceil_mode:
-            raise NotImplementedError("avg_pool2d: divisor_override is only supported without padding/ceil_mode")
+        if count_include_pad is False or any(p) or ceil_mode:  # window tables (nn/_functional_conv.py)
+            return _functional_conv.avg_pool2d_generic(input, kernel_size, stride, padding, ceil_mode,
+                                                       count_include_pad, divisor_override)
         y = y * (k[0] * k[1] / float(divisor_override))
     return y.squeeze(0) if squeeze else y
 
@@ -381,8 +396,9 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 # ---- embedding ----
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if max_norm is not None or scale_grad_by_freq or sparse:  # nn/_functional_sampling.py
+        return _functional_sampling.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+                                              sparse)
     if weight.ndim != 2:
         raise ShapeError(f"embedding(): weight must be 2-D [num_embeddings, dim], got {tuple(weight.shape)}")
     V = weight.shape[0]

@@ -13,6 +13,8 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .conv import Conv2d  # noqa: F401  (moved to conv.py; importable from here as before)
+from . import _functional_sampling as _fs
 
 
 def _new_param(shape, device, dtype):
@@ -71,126 +73,67 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class Conv2d(Module):
-    """2-D convolution; kernel_size/stride/padding/dilation take ints or pairs, padding also 'valid'/'same'."""
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__()
-        _check_positive("in_channels", in_channels)
-        _check_positive("out_channels", out_channels)
-        _check_positive("groups", groups)
-        if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
-        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate' or 'circular', "
-                             f"got {padding_mode!r}")
-        if padding_mode == "circular":
-            raise NotImplementedError("Conv2d(padding_mode='circular') is not supported")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _tuple2(kernel_size, "kernel_size")
-        self.stride = _tuple2(stride, "stride")
-        self.dilation = _tuple2(dilation, "dilation")
-        if isinstance(padding, str):
-            if padding not in ("valid", "same"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
-            if padding == "same" and self.stride != (1, 1):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            self.padding = padding
-        else:
-            self.padding = _tuple2(padding, "padding")
-        self.padding_mode = padding_mode
-        self.weight = _new_param((out_channels, in_channels // groups) + self.kernel_size, device, dtype)
-        if bias:
-            self.bias = _new_param((out_channels,), device, dtype)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, input):
-        if input.ndim in (3, 4) and input.shape[-3] != self.in_channels:
-            raise _C.ShapeError(f"Conv2d: expected input with {self.in_channels} channels (dim -3), got shape "
-                                f"{tuple(input.shape)}")
-        if self.padding_mode != "zeros" and self.padding != "valid":
-            if self.padding == "same":  # (k-1)//2 before, the rest after, as PyTorch
-                tot = [self.dilation[i] * (self.kernel_size[i] - 1) for i in range(2)]
-                pads = (tot[1] // 2, tot[1] - tot[1] // 2, tot[0] // 2, tot[0] - tot[0] // 2)
-            else:
-                ph, pw = self.padding
-                pads = (pw, pw, ph, ph)
-            x = F.pad(input, pads, mode=self.padding_mode)
-            return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
-
-
 class Embedding(Module):
-    """A lookup table [num_embeddings, embedding_dim], init N(0, 1); the padding_idx row is zero and gets no grad."""
+    """A lookup table [num_embeddings, embedding_dim], init N(0, 1); the padding_idx row is zero and gets no grad;
+    max_norm renormalises the looked-up rows in place (as PyTorch), scale_grad_by_freq divides their gradients by
+    the indices' counts in the batch."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        _check_positive("num_embeddings", num_embeddings)
-        _check_positive("embedding_dim", embedding_dim)
+        _check_positive("num_embeddings", num_embeddings, minimum=0)
+        _check_positive("embedding_dim", embedding_dim, minimum=0)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("Padding_idx must be within num_embeddings")
+                raise _fs._PaddingIdxError("Padding_idx must be within num_embeddings")
             padding_idx = padding_idx % num_embeddings
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+        if sparse:
+            raise NotImplementedError("Embedding: sparse gradients are not supported (use sparse=False)")
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, False, False
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = _new_param((num_embeddings, embedding_dim), device, dtype)
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+                raise _fs._PaddingIdxError("Shape of weight does not match num_embeddings and embedding_dim")
             self.register_parameter("weight", Parameter(_weight, requires_grad=not _freeze))
 
     def reset_parameters(self):
         init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx].fill_(0.0)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, sparse=False):
         if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise _fs._PaddingIdxError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx)
+        return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx, max_norm=max_norm,
+                   norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
         return s
 
 
@@ -263,15 +206,12 @@ class Unflatten(Module):
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("MaxPool2d(return_indices=True) is not supported")
-        if dilation != 1 and tuple(_tuple2(dilation, "dilation")) != (1, 1):
-            raise NotImplementedError("MaxPool2d with dilation != 1 is not supported")
         self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "

@@ -1,9 +1,9 @@
-"""oar.nn.utils: gradient clipping and flat parameter vectors (PyTorch's nn.utils names)."""
+"""Gradient clipping and flat parameter vectors (PyTorch's nn.utils names)."""
 import math
 
-from .._C import Tensor
-from .._ops import ops
-from ..autograd import no_grad
+from ..._C import Tensor
+from ..._ops import ops
+from ...autograd import no_grad
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
@@ -16,7 +16,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     """Scales all gradients so their joint norm is at most max_norm; returns the total norm (a tensor)."""
     grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
-        from .._creation import tensor
+        from ..._creation import tensor
         return tensor(0.0)
     norm_type = float(norm_type)
     with no_grad():

@@ -1,0 +1,362 @@
+"""Matrix and vector products of oar (PyTorch's names: mv, dot, addmm, kron, cross, cdist, tensordot, ...),
+with block_diag, cartesian_prod, combinations, vander, tril/triu_indices and the trapezoidal rule.
+
+Products go through matmul (batched where it helps), so they run on every device with gradients."""
+import builtins
+import itertools
+import math
+import numbers
+
+from . import _C
+from ._C import Tensor
+from ._ops import ops
+from ._functions import _inplace_method, result_type
+from ._shape_common import (_D, _cat, _dim_list, _index_tensor, _install_methods, _scalar, _tensor_args,
+                            _wrap_dim, _zeros, broadcast_shapes)
+from ._tensor_layout import _reversed, meshgrid
+
+_sum = builtins.sum
+
+
+def _need_ndim(name, x, ndims):
+    if x.ndim not in ndims:
+        raise _C.ShapeError(f"{name}: expected a {' or '.join(f'{n}-D' for n in ndims)} tensor, got {x.ndim}-D "
+                            f"{list(x.shape)}")
+
+
+def mv(a, v):
+    _need_ndim("mv", a, (2,))
+    _need_ndim("mv", v, (1,))
+    return a @ v
+
+
+def outer(a, b):
+    _need_ndim("outer", a, (1,))
+    _need_ndim("outer", b, (1,))
+    return a.unsqueeze(1) * b.unsqueeze(0)
+
+
+ger = outer
+
+
+def dot(a, b):
+    _need_ndim("dot", a, (1,))
+    _need_ndim("dot", b, (1,))
+    if a.shape[0] != b.shape[0]:
+        raise _C.ShapeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
+                            f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
+                            "respectively")
+    if a.dtype != b.dtype:
+        raise _C.DTypeError(f"dot : expected both vectors to have same dtype, but found {a.dtype} and {b.dtype}")
+    if a.is_floating_point():
+        return a @ b
+    return (a * b).sum().to(a.dtype)
+
+
+vdot = dot  # oar tensors are real: no conjugate
+
+
+def inner(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise _C.ShapeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                            f"{list(a.shape)} and {list(b.shape)}")
+    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def _scaled_sum(name, x, product, beta, alpha):
+    """beta * x + alpha * product, x broadcast to product's shape; beta == 0 ignores x (NaN included)."""
+    if broadcast_shapes(x.shape, product.shape) != product.shape:
+        raise _C.ShapeError(f"{name}: input {list(x.shape)} does not broadcast to the product's shape "
+                            f"{list(product.shape)}")
+    y = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return y
+    return y + (x if beta == 1 else x * beta)
+
+
+def addmm(x, mat1, mat2, *, beta=1, alpha=1):
+    _need_ndim("addmm", mat1, (2,))
+    _need_ndim("addmm", mat2, (2,))
+    return _scaled_sum("addmm", x, mat1 @ mat2, beta, alpha)
+
+
+def addmv(x, mat, vec, *, beta=1, alpha=1):
+    return _scaled_sum("addmv", x, mv(mat, vec), beta, alpha)
+
+
+def addr(x, vec1, vec2, *, beta=1, alpha=1):
+    return _scaled_sum("addr", x, outer(vec1, vec2), beta, alpha)
+
+
+def baddbmm(x, batch1, batch2, *, beta=1, alpha=1):
+    _need_ndim("baddbmm", batch1, (3,))
+    _need_ndim("baddbmm", batch2, (3,))
+    return _scaled_sum("baddbmm", x, batch1 @ batch2, beta, alpha)
+
+
+def addbmm(x, batch1, batch2, *, beta=1, alpha=1):
+    """beta * x + alpha * sum_b batch1[b] @ batch2[b], as one matmul over the batch folded into k."""
+    _need_ndim("addbmm", batch1, (3,))
+    _need_ndim("addbmm", batch2, (3,))
+    b, n, m = batch1.shape
+    if batch2.shape[0] != b or batch2.shape[1] != m:
+        raise _C.ShapeError(f"addbmm: batch1 {list(batch1.shape)} and batch2 {list(batch2.shape)} do not match")
+    product = batch1.permute(1, 0, 2).reshape(n, b * m) @ batch2.reshape(b * m, batch2.shape[2])
+    return _scaled_sum("addbmm", x, product, beta, alpha)
+
+
+def _multi_dot(mats):
+    """The chained product in the cheapest order (the classic dynamic program over split points)."""
+    n = len(mats)
+    if n == 1:
+        return mats[0]
+    dims = [mats[0].shape[0]] + [m.shape[1] for m in mats]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = builtins.min(
+                (cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k) for k in range(i, j))
+
+    def product(i, j):
+        return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
+    return product(0, n - 1)
+
+
+def chain_matmul(*matrices):
+    matrices = _tensor_args(matrices, "chain_matmul")
+    if not matrices:
+        raise ValueError("chain_matmul(): Expected one or more matrices")
+    for i, m in enumerate(matrices):
+        if m.ndim != 2:
+            raise _C.ShapeError(f"chain_matmul(): Tensor at position {i} must be 2-D, got {m.ndim}-D")
+    for i in range(1, len(matrices)):
+        if matrices[i - 1].shape[1] != matrices[i].shape[0]:
+            raise _C.ShapeError(f"chain_matmul(): matrices {i - 1} {list(matrices[i - 1].shape)} and {i} "
+                                f"{list(matrices[i].shape)} cannot be multiplied")
+    return _multi_dot(list(matrices))
+
+
+def kron(a, b):
+    n = builtins.max(a.ndim, b.ndim)
+    sa = [1] * (n - a.ndim) + list(a.shape)
+    sb = [1] * (n - b.ndim) + list(b.shape)
+    y = a.reshape([v for s in sa for v in (s, 1)]) * b.reshape([v for s in sb for v in (1, s)])
+    return y.reshape([p * q for p, q in zip(sa, sb)])
+
+
+def cross(a, b, dim=None):
+    """The cross product along dim (of size 3); dim None takes the first dim of size 3, as torch.cross."""
+    shape = broadcast_shapes(a.shape, b.shape)
+    a, b = a.expand(shape), b.expand(shape)
+    if dim is None:
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise _C.ShapeError(f"no dimension of size 3 in input {list(shape)}")
+    d = _wrap_dim(dim, len(shape))
+    if shape[d] != 3:
+        raise _C.ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                            f"{b.shape[d]}")
+    i120, i201 = _index_tensor([1, 2, 0], a.device), _index_tensor([2, 0, 1], a.device)
+
+    def rolled(x, i):
+        return ops.index_select(x, i, dim=d)
+    return rolled(a, i120) * rolled(b, i201) - rolled(a, i201) * rolled(b, i120)
+
+
+def _safe_root(s, p):
+    """s ** (1 / p) with a zero gradient (not NaN) where s is 0, as PyTorch's cdist backward."""
+    pos = s > 0
+    safe = ops.where(pos, s, _scalar(1, s.dtype, s.device))
+    root = ops.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+    return ops.where(pos, root, _scalar(0, s.dtype, s.device))
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of x1 [.., P, M] and x2 [.., R, M]; p = 2 goes through a matmul
+    (|a|^2 - 2 a.b + |b|^2) when P or R exceeds 25, as PyTorch does by default."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise _C.ShapeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise _C.ShapeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                            f"X2: {x2.shape[-1]}")
+    if not x1.is_floating_point() or not x2.is_floating_point():
+        raise _C.DTypeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}, X2 got: {x2.dtype}")
+    if p < 0:
+        raise ValueError(f"cdist only supports non-negative p values, got {p}")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    batch = list(broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
+    x1 = x1.expand(batch + list(x1.shape[-2:]))
+    x2 = x2.expand(batch + list(x2.shape[-2:]))
+    big = x1.shape[-2] > 25 or x2.shape[-2] > 25
+    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and big)):
+        n1 = (x1 * x1).sum(-1, keepdim=True)
+        n2 = (x2 * x2).sum(-1, keepdim=True)
+        ones1 = _C.call("fill", [], {"shape": list(n1.shape), "value": 1.0, "dtype": n1.dtype}, n1.device)
+        ones2 = _C.call("fill", [], {"shape": list(n2.shape), "value": 1.0, "dtype": n2.dtype}, n2.device)
+        a = _cat([x1 * -2, n1, ones1], -1)
+        b = _cat([x2, ones2, n2], -1)
+        return _safe_root(ops.clamp(a @ b.transpose(-2, -1), min=0.0), 2)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:
+        return (diff != 0).sum(-1).to(x1.dtype)
+    if p == math.inf:
+        return ops.abs(diff).amax(-1)
+    if p == 1:
+        return ops.abs(diff).sum(-1)
+    return _safe_root((diff * diff).sum(-1) if p == 2 else (ops.abs(diff) ** p).sum(-1), p)
+
+
+def tensordot(a, b, dims=2):
+    """Sums a's dims dims[0] against b's dims[1] (an int n: a's last n against b's first n)."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, numbers.Integral):
+        if dims < 0:
+            raise ValueError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise _C.ShapeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, numbers.Integral) else list(d) for d in dims)
+        da, db = _dim_list(da, a.ndim), _dim_list(db, b.ndim)
+    if len(da) != len(db):
+        raise ValueError(f"both dimension lists should have same length, got {len(da)} and {len(db)}")
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise _C.ShapeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
+                                f"and second has size {b.shape[j]} in dim {j}")
+    ra = [d for d in range(a.ndim) if d not in da]
+    rb = [d for d in range(b.ndim) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    am = a.permute(ra + da).reshape(math.prod(a.shape[d] for d in ra), k)
+    bm = b.permute(db + rb).reshape(k, math.prod(b.shape[d] for d in rb))
+    dtype = result_type(a, b)
+    return (am.to(dtype) @ bm.to(dtype)).reshape([a.shape[d] for d in ra] + [b.shape[d] for d in rb])
+
+
+def block_diag(*tensors):
+    tensors = _tensor_args(tensors, "block_diag")
+    blocks = []
+    for i, x in enumerate(tensors):
+        if x.ndim > 2:
+            raise _C.ShapeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                                f"{x.ndim} dimensions")
+        blocks.append(x.reshape(1, -1) if x.ndim < 2 else x)
+    if not blocks:
+        return _zeros([1, 0], _D.float32, _C.default_device())
+    dtype = result_type(*blocks)
+    device = blocks[0].device
+    width = _sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape
+        parts = [_zeros([r, left], dtype, device), b.to(dtype), _zeros([r, width - left - c], dtype, device)]
+        rows.append(_cat(parts, 1))
+        left += c
+    return _cat(rows, 0)
+
+
+def cartesian_prod(*tensors):
+    tensors = _tensor_args(tensors, "cartesian_prod")
+    if len(tensors) == 1:
+        return tensors[0]
+    return ops.stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
+
+
+def combinations(x, r=2, with_replacement=False):
+    if x.ndim != 1:
+        raise _C.ShapeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if r < 0:
+        raise ValueError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _zeros([0], x.dtype, x.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    combos = list(pick(range(x.shape[0]), r))
+    index = _index_tensor([i for c in combos for i in c], x.device)
+    return ops.index_select(x, index, dim=0).reshape(len(combos), r)
+
+
+def vander(x, N=None, increasing=False):
+    """Columns x^0 .. x^(N-1) (decreasing unless increasing), by a running product: exact gradients at 0."""
+    if x.ndim != 1:
+        raise _C.ShapeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise ValueError("N must be non-negative.")
+    if not x.is_floating_point():
+        x = x.to(_D.int64)
+    if n == 0:
+        return _zeros([x.shape[0], 0], x.dtype, x.device)
+    ones = _C.call("fill", [], {"shape": [x.shape[0], 1], "value": 1.0, "dtype": x.dtype}, x.device)
+    y = ops.cumprod(_cat([ones, x.unsqueeze(1).expand(x.shape[0], n - 1)], 1), dim=1) if n > 1 else ones
+    return y if increasing else _reversed(y, 1)
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    pairs = [(i, j) for i in range(row) for j in range(col) if (j - i <= offset if lower else j - i >= offset)]
+    device = _C.default_device() if device is None else _C.to_device(device)
+    flat = [p[0] for p in pairs] + [p[1] for p in pairs]
+    return _index_tensor(flat, device).reshape(2, len(pairs)).to(dtype or _D.int64)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def _trapezoids(y, x, dx, dim):
+    d = _wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return None, d
+    avg = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2
+    if x is None:
+        return avg * (1.0 if dx is None else dx), d
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise _C.ShapeError(f"trapezoid: There must be one `x` value for each sample point ({x.shape[0]} vs {n})")
+        view = [1] * y.ndim
+        view[d] = n - 1
+        spacing = (x.narrow(0, 1, n - 1) - x.narrow(0, 0, n - 1)).reshape(view)
+    else:
+        xd = _wrap_dim(dim, x.ndim)
+        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
+    return avg * spacing, d
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along dim, with sample points x (or a constant spacing dx, default 1)."""
+    parts, d = _trapezoids(y, x, dx, dim)
+    if parts is None:
+        return _zeros(list(y.shape[:d]) + list(y.shape[d + 1:]), y.dtype, y.device)
+    return parts.sum(d)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    parts, d = _trapezoids(y, x, dx, dim)
+    if parts is None:
+        return y.narrow(d, 0, 0)
+    return ops.cumsum(parts, dim=d)
+
+
+__all__ = [
+    "mv", "outer", "ger", "dot", "vdot", "inner", "addmm", "addmv", "addr", "baddbmm", "addbmm", "chain_matmul",
+    "kron", "cross", "cdist", "tensordot", "block_diag", "cartesian_prod", "combinations", "vander",
+    "tril_indices", "triu_indices", "trapezoid", "trapz", "cumulative_trapezoid",
+]
+
+_install_methods(globals(), (
+    "mv", "outer", "ger", "dot", "vdot", "inner", "addmm", "addmv", "addr", "baddbmm", "addbmm", "kron", "cross"),
+    ("addmm", "addmv", "addr", "baddbmm", "addbmm"), _inplace_method)

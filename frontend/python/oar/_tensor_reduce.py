@@ -1,0 +1,276 @@
+"""PyTorch reductions (var_mean, logsumexp, median, mode, norm, all/any, nansum, ...) and scans (cumsum,
+cummax, logcumsumexp, diff, ...) written with catalog ops, so they run on every device and keep gradients."""
+import builtins
+import math
+
+from . import _C
+from ._functions import _ValuesIndices, _dims, floor_divide, var, where
+from ._ops import ops
+from ._tensor_math_base import (_D, _FLOAT_MAX, _as_float, _at_least_1d, _int_max, _no_bool, _floating_only,
+                                _norm_dim, _norm_dims, _reduced, _scalar, _slice)
+
+
+def _reduce_args(dim, unbiased, correction, fn):
+    if isinstance(dim, bool):  # torch.var(x, True): the unbiased flag given positionally
+        return None, dim, correction
+    if correction is not None and unbiased is not True and unbiased is not None:
+        raise TypeError(f"{fn}(): pass either unbiased or correction, not both")
+    return dim, unbiased, correction
+
+
+def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """(var, mean) over dim, var with Bessel's correction (correction=1, or unbiased) by default."""
+    dim, unbiased, correction = _reduce_args(dim, unbiased, correction, "var_mean")
+    _floating_only(input, "var_mean")
+    _norm_dims(dim, input.ndim)
+    v = var(input, dim, unbiased if unbiased is not None else True, keepdim, correction)
+    return v, ops.mean(input, dims=_dims(dim), keepdim=keepdim)
+
+
+def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return ops.sqrt(v), m
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over dim, computed after subtracting the max (no overflow)."""
+    x = _as_float(input)
+    dims = _norm_dims(dim, x.ndim)
+    if x.ndim == 0:
+        return x.clone()
+    if builtins.any(x.shape[d] == 0 for d in dims):
+        shape = [1 if d in dims else s for d, s in enumerate(x.shape)]
+        return _reduced(ops.fill(shape=shape, value=-math.inf, dtype=x.dtype, device=x.device), dims, x.ndim,
+                        keepdim)
+    m = ops.max(x.detach(), dims=dims, keepdim=True)
+    m = where(ops.abs(m) == math.inf, 0.0, m)  # all -inf (or an inf) rows: no shift
+    y = ops.log(ops.sum(ops.exp(x - m), dims=dims, keepdim=True)) + m
+    return _reduced(y, dims, x.ndim, keepdim)
+
+
+def _along_last(x, dim):
+    """x with dim moved last (a view), and how to move a result's last dim back."""
+    d = _norm_dim(dim, x.ndim)
+    x = _at_least_1d(x)
+    last = x.ndim - 1
+    moved = x if d == last else x.transpose(d, last)
+    return moved, d
+
+
+def _pick(x, moved_values, moved_indices, pos, d, keepdim, scalar_input):
+    """values/indices at positions pos (..., 1) of the last dim, moved back to dim d."""
+    v = ops.gather(moved_values, pos, dim=-1)
+    i = ops.gather(moved_indices, pos, dim=-1)
+    last = v.ndim - 1
+    if d != last:
+        v, i = v.transpose(d, last), i.transpose(d, last)
+    if scalar_input:
+        return v.reshape(), i.reshape()
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return v, i
+
+
+def _check_nonempty(x, d, fn):
+    if x.ndim and x.shape[d] == 0:
+        raise _C.IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _median(input, dim, keepdim, ignore_nan, fn):
+    _no_bool(input, fn)
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            return _scalar(math.nan, input)
+        return _median(flat, 0, False, ignore_nan, fn)[0]
+    moved, d = _along_last(input, dim)
+    _check_nonempty(input, d, fn)
+    n = moved.shape[-1]
+    s, i = ops.sort(moved, dim=-1)
+    if input.is_floating_point():
+        nans = ops.sum(moved != moved, dims=[-1], keepdim=True)
+        if ignore_nan:  # the lower median of the numbers (NaN, at position 0, when all are NaN)
+            pos = floor_divide(ops.clamp(n - nans - 1, min=0.0), 2)
+        else:  # NaN, at the first NaN's position (NaNs sort last, stably), where there is one
+            pos = where(nans > 0, n - nans, (n - 1) // 2)
+    else:
+        pos = ops.fill(shape=list(s.shape[:-1]) + [1], value=float((n - 1) // 2), dtype=_D.int64, device=s.device)
+    return _ValuesIndices(_pick(input, s, i, pos, d, keepdim, input.ndim == 0))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median; with dim, (values, indices). NaN propagates."""
+    return _median(input, dim, keepdim, False, "median")
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaN (NaN only where every entry is NaN)."""
+    return _median(input, dim, keepdim, True, "nanmedian")
+
+
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest among equally frequent ones) and its last position.
+
+    Counts by comparing every pair along dim: memory grows with size(dim)**2."""
+    _no_bool(input, "mode")
+    moved, d = _along_last(input, dim)
+    _check_nonempty(input, d, "mode")
+    counts = ops.sum(moved.unsqueeze(-1) == moved.unsqueeze(-2), dims=[-1])  # (..., n): how often each entry occurs
+    best = counts == ops.max(counts, dims=[-1], keepdim=True)
+    big = _FLOAT_MAX.get(moved.dtype, None)
+    sentinel = _scalar(math.inf if big else _int_max(moved.dtype), moved)
+    value = ops.min(where(best, moved.detach(), sentinel), dims=[-1], keepdim=True)
+    n = moved.shape[-1]
+    positions = ops.arange(start=0.0, end=float(n), dtype=_D.int64, device=moved.device)
+    pos = ops.max(where(moved.detach() == value, positions, _scalar(-1, positions)), dims=[-1], keepdim=True)
+    return _ValuesIndices(_pick(input, moved, positions.expand(*moved.shape), pos, d, keepdim, input.ndim == 0))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest entry along dim (k from 1) and its position."""
+    d = _norm_dim(dim, input.ndim)
+    return _ValuesIndices(ops.kthvalue(input, k=int(k), dim=d, keepdim=keepdim))
+
+
+def count_nonzero(input, dim=None):
+    return ops.sum(input != 0, dims=_norm_dims(dim, input.ndim), keepdim=False)
+
+
+def _all_any(input, dim, keepdim, want_all):
+    dims = _norm_dims(dim, input.ndim) if dim is not None else []
+    hits = ops.sum(input == 0 if want_all else input != 0, dims=dims, keepdim=keepdim)
+    out = hits == 0 if want_all else hits > 0
+    return out.to(dtype=_D.uint8) if input.dtype == _D.uint8 else out  # as PyTorch: uint8 in, uint8 out
+
+
+def all(input, dim=None, keepdim=False):
+    return _all_any(input, dim, keepdim, True)
+
+
+def any(input, dim=None, keepdim=False):
+    return _all_any(input, dim, keepdim, False)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector norms over dim (all entries by default): p = 'fro' or 2, inf, -inf, 0, or any p > 0.
+
+    Gradients are 0 (not NaN) where the norm is 0, as PyTorch's."""
+    x = input if dtype is None else input.to(dtype=dtype)
+    if not x.is_floating_point():
+        raise _C.DTypeError(f"norm(): input dtype should be floating point, got {x.dtype}")
+    dims = _norm_dims(dim, x.ndim) if dim is not None else []
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise ValueError(f"norm(): p={p!r} is not supported (use 'fro' or a number; 'nuc' needs matrix norms)")
+    a = ops.abs(x)
+    if p == math.inf:
+        return ops.max(a, dims=dims, keepdim=keepdim)
+    if p == -math.inf:
+        return ops.min(a, dims=dims, keepdim=keepdim)
+    if p == 0:
+        return ops.sum((x != 0).to(dtype=x.dtype), dims=dims, keepdim=keepdim)
+    if p == 1:
+        return ops.sum(a, dims=dims, keepdim=keepdim)
+    total = ops.sum(x * x if p == 2 else a ** float(p), dims=dims, keepdim=keepdim)
+    zero = total == 0
+    safe = where(zero, 1.0, total)
+    root = ops.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+    return where(zero, 0.0, root)
+
+
+class _MinMax(tuple):
+    """(min, max), as torch.aminmax returns."""
+    @property
+    def min(self):
+        return self[0]
+
+    @property
+    def max(self):
+        return self[1]
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    dims = [_norm_dim(dim, input.ndim)] if dim is not None else []
+    if input.numel() == 0 and not dims:
+        raise _C.ValueError("aminmax(): cannot compute aminmax over an empty tensor without a dim")
+    return _MinMax((ops.min(input, dims=dims, keepdim=keepdim), ops.max(input, dims=dims, keepdim=keepdim)))
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    x = input if dtype is None else input.to(dtype=dtype)
+    dims = _norm_dims(dim, x.ndim)
+    if x.is_floating_point():
+        x = where(x != x, 0.0, x)
+    return ops.sum(x, dims=dims, keepdim=keepdim)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    x = input if dtype is None else input.to(dtype=dtype)
+    _floating_only(x, "nanmean")
+    dims = _norm_dims(dim, x.ndim)
+    count = ops.sum((x == x).to(dtype=x.dtype), dims=dims, keepdim=keepdim)
+    return nansum(x, dims, keepdim) / count
+
+
+# ---- scans ----
+def _scan_input(input, dim, dtype):
+    _norm_dim(dim, input.ndim)
+    if dtype is not None:
+        return input.to(dtype=dtype)
+    if not input.is_floating_point():  # integers and bool accumulate in int64, as PyTorch
+        return input.to(dtype=_D.int64)
+    return input
+
+
+def cumsum(input, dim, *, dtype=None):
+    return ops.cumsum(_scan_input(input, dim, dtype), dim=dim)
+
+
+def cumprod(input, dim, *, dtype=None):
+    return ops.cumprod(_scan_input(input, dim, dtype), dim=dim)
+
+
+def _cum_extreme(op, input, dim):
+    _norm_dim(dim, input.ndim)
+    x = input.to(dtype=_D.uint8) if input.dtype == _D.bool else input
+    values, indices = getattr(ops, op)(x, dim=dim)
+    return _ValuesIndices((values.to(dtype=_D.bool) if input.dtype == _D.bool else values, indices))
+
+
+def cummax(input, dim):
+    """Running max along dim and the index where it was (last) reached."""
+    return _cum_extreme("cummax", input, dim)
+
+
+def cummin(input, dim):
+    return _cum_extreme("cummin", input, dim)
+
+
+def logcumsumexp(input, dim):
+    _norm_dim(dim, input.ndim)
+    return ops.logcumsumexp(_as_float(input), dim=dim)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """Differences of neighbours along dim, n times (xor for bool), with prepend/append joined first."""
+    d = _norm_dim(dim, input.ndim)
+    if input.ndim == 0:
+        raise _C.ShapeError("diff(): expects input to be at least one-dimensional")
+    if n < 0:
+        raise ValueError(f"diff(): order n must be non-negative but got {n}")
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = ops.concat(parts, dim=d) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        hi, lo = _slice(x, d, 1, size), _slice(x, d, 0, size - 1)
+        x = ops.logical_xor(hi, lo) if x.dtype == _D.bool else hi - lo
+    return x
+
+
+
+__all__ = ["var_mean", "std_mean", "logsumexp", "median", "nanmedian", "mode", "kthvalue", "count_nonzero", "all",
+           "any", "norm", "aminmax", "nansum", "nanmean", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+           "diff"]

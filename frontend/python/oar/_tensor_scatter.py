@@ -1,0 +1,248 @@
+"""Indexing and scatter functions of oar (PyTorch's names): take, take_along_dim, scatter, scatter_reduce,
+index_copy/reduce/fill/put, masked_scatter, put.
+
+Written with gather, index_select, scatter_add, sort and where, which run on every device and have gradient
+rules: a plain scatter keeps the last write to a target (found by a stable sort of the index), a reduction
+combines within runs of equal targets."""
+import builtins
+
+from . import _C
+from ._C import Tensor
+from ._ops import ops
+from ._functions import _inplace_method
+from ._shape_common import (_D, _cat, _install_methods, _scalar, _wrap_dim, _zeros, broadcast_shapes)
+
+
+def take_along_dim(x, indices, dim=None):
+    """gather with x and indices broadcast in every dim but `dim` (the flattened x when dim is None)."""
+    if dim is None:
+        return ops.gather(x.reshape(-1), indices.reshape(-1), dim=0)
+    if x.ndim != indices.ndim:
+        raise _C.ShapeError(f"torch.take_along_dim(): input and indices should have the same number of "
+                            f"dimensions, but got {x.ndim} dimensions for input, and {indices.ndim} for indices")
+    d = _wrap_dim(dim, x.ndim)
+    xs, js = list(x.shape), list(indices.shape)
+    common = list(broadcast_shapes(xs[:d] + [1] + xs[d + 1:], js[:d] + [1] + js[d + 1:]))
+    x = x.expand(common[:d] + [xs[d]] + common[d + 1:])
+    indices = indices.expand(common[:d] + [js[d]] + common[d + 1:])
+    return ops.gather(x, indices, dim=d)
+
+
+def take(x, index):
+    """x flattened, read at `index` (negative indices count from the end); the result has index's shape."""
+    flat = x.reshape(-1)
+    idx = index.reshape(-1)
+    idx = ops.where(idx < 0, idx + flat.shape[0], idx)
+    return ops.index_select(flat, idx, dim=0).reshape(index.shape)
+
+
+def _check_scatter(name, x, dim, index, src):
+    d = _wrap_dim(dim, x.ndim)
+    if index.is_floating_point() or index.dtype == _D.bool:
+        raise _C.DTypeError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
+    if index.ndim != x.ndim or (src is not None and src.ndim != x.ndim):
+        raise _C.ShapeError(f"{name}: index {list(index.shape)} and src {list(src.shape) if src is not None else ''}"
+                            f" must have the same number of dimensions as self {list(x.shape)}")
+    for k in range(index.ndim):
+        if (src is not None and index.shape[k] > src.shape[k]) or (k != d and index.shape[k] > x.shape[k]):
+            raise _C.ShapeError(f"{name}: index {list(index.shape)} is larger than self {list(x.shape)} apart from "
+                                f"dimension {d}, or larger than src {list(src.shape) if src is not None else ''}")
+    return d
+
+
+def _region(src, shape):
+    """src's leading block of the given shape (scatter reads src only where index has entries)."""
+    for k, n in enumerate(shape):
+        if src.shape[k] != n:
+            src = src.narrow(k, 0, n)
+    return src
+
+
+def _last_per_target(index, src, d):
+    """Along dim d, index sorted (stably) with src in the same order, and which entry is the last one of
+    its run of equal targets: PyTorch's scatter keeps the last write, a reduction ends there."""
+    targets, order = ops.sort(index, dim=d)
+    values = ops.gather(src, order, dim=d)
+    n = targets.shape[d]
+    if n == 0:
+        return targets, values, targets != targets
+    ends = targets.narrow(d, 1, n - 1) != targets.narrow(d, 0, n - 1)
+    first = targets.narrow(d, 0, 1)
+    return targets, values, _cat([ends, first == first], d)
+
+
+def _segment_scan(values, targets, d, combine):
+    """Inclusive scan of `combine` within runs of equal (sorted) targets along d, in log2(n) steps."""
+    n, step = values.shape[d], 1
+    while step < n:
+        cur, prev = values.narrow(d, step, n - step), values.narrow(d, 0, n - step)
+        same = targets.narrow(d, step, n - step) == targets.narrow(d, 0, n - step)
+        values = _cat([values.narrow(d, 0, step), ops.where(same, combine(cur, prev), cur)], d)
+        step *= 2
+    return values
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_into(x, d, index, src, reduce, include_self):
+    """x with src[..j..] combined into x[..index[..j..]..] along d (reduce None: overwritten)."""
+    is_bool = x.dtype == _D.bool
+    base = x.to(_D.uint8) if is_bool else x
+    src = _region(src, index.shape).to(base.dtype)
+    zeros = _zeros(base.shape, base.dtype, base.device)
+    count_dtype = base.dtype if base.dtype != _D.uint8 else _D.int32
+    if reduce in ("sum", "mean"):
+        total = ops.scatter_add(zeros, index, src, dim=d)
+        count = ops.scatter_add(_zeros(base.shape, count_dtype, base.device), index,
+                                _C.call("fill", [], {"shape": list(index.shape), "value": 1.0, "dtype": count_dtype},
+                                        base.device), dim=d)
+        hit = count > 0
+        if reduce == "sum":
+            y = base + total if include_self else ops.where(hit, total, base)
+        else:
+            if include_self:
+                total, count = total + base, count + 1
+            count = ops.where(hit, count, _scalar(1, count_dtype, base.device))
+            mean = total / count if base.is_floating_point() else _floor_div(total, count)
+            y = ops.where(hit, mean.to(base.dtype), base)
+    else:
+        targets, values, last = _last_per_target(index, src, d)
+        if reduce == "prod":
+            values = _segment_scan(values, targets, d, lambda a, b: a * b)
+        elif reduce in ("amax", "amin"):
+            values = _segment_scan(values, targets, d, ops.maximum if reduce == "amax" else ops.minimum)
+        placed = ops.scatter_add(zeros, targets, ops.where(last, values, _scalar(0, base.dtype, base.device)), dim=d)
+        hit = ops.scatter_add(_zeros(base.shape, count_dtype, base.device), targets, last.to(count_dtype), dim=d) > 0
+        if reduce is not None and include_self:
+            placed = {"prod": lambda: base * placed, "amax": lambda: ops.maximum(base, placed),
+                      "amin": lambda: ops.minimum(base, placed)}[reduce]()
+        y = ops.where(hit, placed, base)
+    return y.to(_D.bool) if is_bool else y
+
+
+def _floor_div(a, b):
+    from ._functions import floor_divide
+    return floor_divide(a, b)
+
+
+def scatter(x, dim, index, src=None, value=None, *, reduce=None):
+    """x with x[..index[i][j]..] = src[i][j] along dim (the last write wins for a repeated index);
+    src may be a number (value=); reduce 'add' / 'multiply' combine instead."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing 'src' or 'value'")
+    if not isinstance(src, Tensor):
+        src = _C.call("fill", [], {"shape": list(index.shape), "value": float(src), "dtype": x.dtype}, x.device)
+    d = _check_scatter("scatter", x, dim, index, src)
+    if reduce not in (None, "add", "multiply"):
+        raise ValueError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    return _scatter_into(x, d, index, src, {None: None, "add": "sum", "multiply": "prod"}[reduce], True)
+
+
+def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    if reduce not in _REDUCTIONS:
+        raise ValueError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce!r}")
+    d = _check_scatter("scatter_reduce", x, dim, index, src)
+    return _scatter_into(x, d, index, src, reduce, include_self)
+
+
+def _along_dim_index(x, d, index, source, name):
+    """index (1-D, one entry per slice of source along d) expanded to source's shape, as scatter takes it."""
+    if index.ndim > 1 or index.is_floating_point():
+        raise _C.ShapeError(f"{name}(): Index should have dimension 1 or 0 and an integer dtype")
+    index = index.reshape(-1)
+    if source.ndim != builtins.max(x.ndim, 1) and not (x.ndim == 0 and source.ndim == 0):
+        raise _C.ShapeError(f"{name}(): source {list(source.shape)} and self {list(x.shape)} must have the same "
+                            f"number of dimensions")
+    want = list(x.shape) if x.ndim else [1]
+    want[d] = index.shape[0]
+    src = source.reshape(want) if x.ndim == 0 and source.numel() == 1 else source
+    if list(src.shape) != want:
+        raise _C.ShapeError(f"{name}(): source {list(source.shape)} must be self's shape {list(x.shape)} with "
+                            f"dim {d} of size {index.shape[0]}")
+    view = [1] * len(want)
+    view[d] = -1
+    return index.reshape(view).expand(want), src
+
+
+def index_copy(x, dim, index, source):
+    d = _wrap_dim(dim, x.ndim)
+    flat = x.reshape(1) if x.ndim == 0 else x
+    idx, src = _along_dim_index(x, d, index, source, "index_copy")
+    return _scatter_into(flat, d, idx, src, None, True).reshape(x.shape)
+
+
+def index_reduce(x, dim, index, source, reduce, *, include_self=True):
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise ValueError(f"index_reduce(): reduce must be one of prod, mean, amax or amin, got {reduce!r}")
+    d = _wrap_dim(dim, x.ndim)
+    flat = x.reshape(1) if x.ndim == 0 else x
+    idx, src = _along_dim_index(x, d, index, source, "index_reduce")
+    return _scatter_into(flat, d, idx, src, reduce, include_self).reshape(x.shape)
+
+
+def index_fill(x, dim, index, value):
+    """x with every slice along dim named in index set to value (a number or a 0-d tensor)."""
+    d = _wrap_dim(dim, x.ndim)
+    n = x.shape[d] if x.ndim else 1
+    if isinstance(value, Tensor) and value.ndim:
+        raise _C.ShapeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                            f"{value.ndim} dimension(s)")
+    index = index.reshape(-1)
+    index = ops.where(index < 0, index + n, index)
+    marks = ops.index_add(_zeros([n], _D.int32, x.device), index,
+                          _C.call("fill", [], {"shape": list(index.shape), "value": 1.0, "dtype": _D.int32}, x.device),
+                          dim=0)
+    view = [1] * x.ndim
+    if x.ndim:
+        view[d] = n
+    v = value.to(x.dtype) if isinstance(value, Tensor) else _scalar(value, x.dtype, x.device)
+    return ops.where((marks > 0).reshape(view), v, x)
+
+
+def index_put(x, indices, values, accumulate=False):
+    """x with x[indices] = values (or += with accumulate, repeated positions summing)."""
+    return x.clone().index_put_(tuple(indices), values, accumulate)
+
+
+def masked_fill(x, mask, value):
+    return x.masked_fill(mask, value)
+
+
+def masked_scatter(x, mask, source):
+    """x with the positions where mask (broadcast to x) is True filled, in order, from source's elements."""
+    if mask.dtype != _D.bool:
+        raise _C.DTypeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    shape = broadcast_shapes(x.shape, mask.shape)
+    if list(shape) != list(x.shape):
+        raise _C.ShapeError(f"masked_scatter: mask {list(mask.shape)} does not broadcast to self {list(x.shape)}")
+    m = mask.expand(shape).reshape(-1)
+    picks = ops.cumsum(m.to(_D.int64), dim=0) - 1  # position in source of each True entry
+    wanted = int(picks[-1].item()) + 1 if m.shape[0] else 0
+    if wanted > source.numel():
+        raise _C.ShapeError(f"masked_scatter: expected source to have at least {wanted} elements, "
+                            f"got {source.numel()}")
+    if wanted == 0:
+        return x.clone()
+    picks = ops.where(m, picks, _scalar(0, _D.int64, x.device))
+    vals = ops.index_select(source.reshape(-1).to(x.dtype), picks, dim=0)
+    return ops.where(m, vals, x.reshape(-1)).reshape(x.shape)
+
+
+def put(x, index, source, accumulate=False):
+    """x flattened with flat[index] = source (or +=), negative indices counting from the end."""
+    flat = x.reshape(-1).clone()
+    flat.index_put_((index.reshape(-1),), source.reshape(-1), accumulate)
+    return flat.reshape(x.shape)
+
+
+__all__ = ["take_along_dim", "take", "scatter", "scatter_reduce", "index_copy", "index_reduce", "index_fill",
+           "index_put", "masked_fill", "masked_scatter", "put"]
+
+_install_methods(globals(), (
+    "take_along_dim", "take", "scatter", "scatter_reduce", "index_copy", "index_reduce", "index_fill",
+    "index_put", "masked_scatter", "put"),
+    ("scatter", "scatter_reduce", "index_copy", "index_reduce", "index_fill", "masked_scatter", "put"),
+    _inplace_method)

@@ -1,0 +1,242 @@
+"""PyTorch sort and selection functions: sort, topk, nonzero, masked_select, searchsorted, bucketize, histc,
+bincount, unique. Only ops whose output shape depends on the data (nonzero, masked_select, unique, bincount,
+histc's automatic range) read a count or a bound back to the host; the results stay on the input's device."""
+import builtins
+import math
+
+from . import _C
+from ._C import Tensor
+from ._functions import _ValuesIndices, _promoted, result_type, where
+from ._ops import ops
+from ._tensor_math_base import (_D, _broadcast_shape, _false_like, _floating_only, _is_int, _norm_dim, _slice)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) along dim; the sort is always stable, NaN sorts above every number."""
+    if isinstance(dim, bool):  # sort(x, stable, ...) is not a torch form, but dim=True would pass as 1
+        raise TypeError("sort(): dim must be an int")
+    d = _norm_dim(dim, input.ndim)
+    x = input.to(dtype=_D.uint8) if input.dtype == _D.bool else input
+    values, indices = ops.sort(x, dim=d, descending=bool(descending))
+    return _ValuesIndices((values.to(dtype=_D.bool) if input.dtype == _D.bool else values, indices))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable)[1]
+
+
+def msort(input):
+    return sort(input, 0)[0]
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) entries along dim, in order, and their positions."""
+    d = _norm_dim(dim, input.ndim)
+    return _ValuesIndices(ops.topk(input, k=int(k), dim=d, largest=bool(largest), sorted=bool(sorted)))
+
+
+def _host_count(mask):
+    """How many entries of a bool tensor are true (the one host read a data-dependent shape needs)."""
+    return int(ops.sum(mask).item())
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the non-zero entries, in row-major order: (n, ndim), or one (n,) tensor per dim."""
+    mask = input != 0 if input.dtype != _D.bool else input
+    if input.ndim == 0:
+        flat = _C.tensor([0], _D.int64, input.device)[mask.reshape(1)]
+        if as_tuple:
+            return (flat,)
+        return ops.fill(shape=[flat.shape[0], 0], value=0.0, dtype=_D.int64, device=input.device)
+    coords = []
+    for d, size in enumerate(input.shape):
+        shape = [1] * input.ndim
+        shape[d] = size
+        axis = ops.arange(start=0.0, end=float(size), dtype=_D.int64, device=input.device).reshape(*shape)
+        coords.append(axis.expand(*input.shape)[mask])
+    if as_tuple:
+        return tuple(coords)
+    return ops.stack(coords, dim=1)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def masked_select(input, mask):
+    """The entries of input where mask (broadcast together) is true, as a 1-D tensor."""
+    if mask.dtype != _D.bool:
+        raise _C.DTypeError(f"masked_select(): expected a bool mask, got {mask.dtype}")
+    shape = _broadcast_shape(input.shape, mask.shape)
+    return input.expand(*shape).reshape(-1)[mask.expand(*shape).reshape(-1)]
+
+
+def _count_below(seq, values, right):
+    """For each value, how many entries of the sorted last dim of seq are < it (<= it when right)."""
+    cmp = (values.unsqueeze(-1) >= seq.unsqueeze(-2)) if right else (values.unsqueeze(-1) > seq.unsqueeze(-2))
+    return ops.sum(cmp, dims=[-1])
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """Insertion points of input into the sorted last dim of sorted_sequence (compares every pair)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
+        if right and side == "left":
+            raise ValueError("searchsorted(): side='left' and right=True contradict each other")
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = ops.gather(seq, sorter, dim=-1)
+    scalar = not isinstance(input, Tensor)
+    values = _C.tensor(input, seq.dtype if not isinstance(input, float) else result_type(seq, input),
+                       seq.device) if scalar else input
+    if seq.ndim > 1 and (values.ndim != seq.ndim or tuple(values.shape[:-1]) != tuple(seq.shape[:-1])):
+        raise _C.ShapeError(f"searchsorted(): boundaries {tuple(seq.shape)} and input {tuple(values.shape)} must "
+                            "have the same leading dims (or boundaries must be 1-D)")
+    _, (s, v) = _promoted(seq, values)
+    out = _count_below(s, v.reshape(1) if v.ndim == 0 else v, right)
+    if v.ndim == 0:
+        out = out.reshape()
+    return out.to(dtype=_D.int32) if out_int32 else out
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if boundaries.ndim != 1:
+        raise _C.ShapeError(f"bucketize(): boundaries must be 1-D, got shape {tuple(boundaries.shape)}")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def histc(input, bins=100, min=0, max=0):
+    """Counts of input in `bins` equal bins over [min, max] (the data's range when min == max); others ignored."""
+    _floating_only(input, "histc")
+    if bins <= 0:
+        raise ValueError(f"histc(): bins must be > 0, got {bins}")
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise ValueError(f"histc(): max ({hi}) must be larger than min ({lo})")
+    x = input.detach().reshape(-1)
+    finite = x == x
+    if lo == hi and x.numel():
+        lo, hi = float(ops.min(where(finite, x, math.inf)).item()), float(ops.max(where(finite, x, -math.inf)).item())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    inside = ops.logical_and(x >= lo, x <= hi)
+    scaled = ops.floor((x - lo) * float(bins) / (hi - lo))  # PyTorch's order of operations, for the same edges
+    index = ops.clamp(where(inside, scaled, 0.0), min=0.0, max=float(bins - 1)).to(dtype=_D.int64)
+    counts = ops.fill(shape=[bins], value=0.0, dtype=input.dtype, device=input.device)
+    return ops.scatter_add(counts, index, inside.to(dtype=input.dtype), dim=0)
+
+
+def bincount(input, weights=None, minlength=0):
+    """How often each value 0..max occurs in a 1-D non-negative integer tensor (or the sum of its weights)."""
+    if input.ndim != 1 or not _is_int(input):
+        raise _C.ValueError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise ValueError(f"bincount(): minlength should be >= 0, got {minlength}")
+    if weights is not None and tuple(weights.shape) != tuple(input.shape):
+        raise _C.ShapeError(f"bincount(): weights {tuple(weights.shape)} should have the input's shape "
+                            f"{tuple(input.shape)}")
+    length = minlength
+    if input.numel():
+        if bool((ops.min(input) < 0).item()):
+            raise _C.ValueError("bincount only supports 1-d non-negative integral inputs.")
+        length = builtins.max(length, int(ops.max(input).item()) + 1)
+    index = input.to(dtype=_D.int64)
+    if weights is None:
+        counts = ops.fill(shape=[length], value=0.0, dtype=_D.int64, device=input.device)
+        return ops.scatter_add(counts, index, ops.fill(shape=list(input.shape), value=1.0, dtype=_D.int64,
+                                                       device=input.device), dim=0)
+    w = weights if weights.is_floating_point() else weights.to(dtype=_D.float64)
+    counts = ops.fill(shape=[length], value=0.0, dtype=w.dtype, device=input.device)
+    return ops.scatter_add(counts, index, w, dim=0)
+
+
+def _group_starts(rows):
+    """For rows (n, m) in order: true where a row differs from the previous one (always for the first)."""
+    n = rows.shape[0]
+    if n == 0:
+        return _false_like(rows.reshape(0))
+    differs = ops.sum(_slice(rows, 0, 1, n) != _slice(rows, 0, 0, n - 1), dims=[1]) > 0
+    first = ops.fill(shape=[1], value=1.0, dtype=_D.bool, device=rows.device)
+    return ops.concat([first, differs], dim=0)
+
+
+def _grouped(rows, order, return_inverse, return_counts):
+    """Unique rows of `rows` (already ordered so equal rows are adjacent; `order` maps back to the input),
+    with each input row's group and each group's size."""
+    starts = _group_starts(rows)
+    n = rows.shape[0]
+    groups = _host_count(starts)
+    picked = rows[starts] if n else rows
+    out = [picked]
+    gid = ops.cumsum(starts.to(dtype=_D.int64), dim=0) - 1 if n else starts.to(dtype=_D.int64)
+    if return_inverse:
+        inverse = ops.fill(shape=[n], value=0.0, dtype=_D.int64, device=rows.device)
+        out.append(ops.scatter_add(inverse, order, gid, dim=0) if n else inverse)
+    if return_counts:
+        counts = ops.fill(shape=[groups], value=0.0, dtype=_D.int64, device=rows.device)
+        ones = ops.fill(shape=[n], value=1.0, dtype=_D.int64, device=rows.device)
+        out.append(ops.scatter_add(counts, gid, ones, dim=0) if n else counts)
+    return out
+
+
+def _as_rows(input, dim):
+    """input as (size(dim), rest) rows, and how to put unique rows back into input's layout."""
+    d = _norm_dim(dim, input.ndim)
+    moved = input.transpose(0, d) if d else input
+    rest = list(moved.shape[1:])
+    rows = moved.reshape(moved.shape[0], -1)
+
+    def restore(r):
+        r = r.reshape(r.shape[0], *rest)
+        return r.transpose(0, d) if d else r
+    return rows, restore
+
+
+def _lexsort_rows(rows):
+    """The permutation that sorts rows lexicographically (stable sorts from the last column to the first)."""
+    n, m = rows.shape
+    order = ops.arange(start=0.0, end=float(n), dtype=_D.int64, device=rows.device)
+    for c in reversed(range(m)):
+        key = ops.index_select(rows.select(1, c), order, dim=0)
+        _, perm = sort(key, 0)
+        order = ops.index_select(order, perm, dim=0)
+    return order
+
+
+def _unique(input, dim, ordered, return_inverse, return_counts):
+    if dim is None:
+        x = input.reshape(-1)
+        rows, restore = x.reshape(-1, 1), lambda r: r.reshape(-1)
+        inverse_shape = list(input.shape)
+    else:
+        rows, restore = _as_rows(input, dim)
+        inverse_shape = [rows.shape[0]]
+    n = rows.shape[0]
+    order = ops.arange(start=0.0, end=float(n), dtype=_D.int64, device=rows.device)
+    if ordered and n:
+        order = sort(rows.reshape(-1), 0)[1] if rows.shape[1] == 1 else _lexsort_rows(rows)
+        rows = ops.index_select(rows, order, dim=0)
+    out = _grouped(rows, order, return_inverse, return_counts)
+    out[0] = restore(out[0])
+    if return_inverse:
+        out[1] = out[1].reshape(*inverse_shape)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct entries (or slices along dim) in ascending order, with the inverse map and counts if asked.
+
+    oar always sorts (sorted=False is allowed, as PyTorch's order is then unspecified)."""
+    return _unique(input, dim, True, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses each run of equal consecutive entries (or slices along dim) to one."""
+    return _unique(input, dim, False, return_inverse, return_counts)
+
+
+
+__all__ = ["sort", "argsort", "msort", "topk", "nonzero", "argwhere", "masked_select", "searchsorted", "bucketize",
+           "histc", "bincount", "unique", "unique_consecutive"]

@@ -1,0 +1,256 @@
+"""Constraints on parameters and values (torch.distributions.constraints): `check(value)` gives a bool
+tensor of the value's batch shape, true where the constraint holds."""
+from .._C import OarError
+from .._ops import ops
+from . import utils
+
+__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
+           "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "positive",
+           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "symmetric",
+           "unit_interval"]
+
+
+class Constraint:
+    """A region of values; `event_dim` is how many rightmost dims one event has."""
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return self.__class__.__name__[1:] + "()"
+
+
+class _Dependent(Constraint):
+    """A constraint that depends on other parameters (Uniform's support): it is not checked by itself."""
+
+    def __init__(self, *, is_discrete=False, event_dim=0):
+        self._is_discrete, self._event_dim = is_discrete, event_dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self._is_discrete
+
+    @property
+    def event_dim(self):
+        return self._event_dim
+
+    def __call__(self, *, is_discrete=False, event_dim=0):
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint):
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """@constraints.dependent_property: a property on the class, a dependent constraint to validation."""
+
+    def __init__(self, fn=None, *, is_discrete=False, event_dim=0):
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
+
+    def __call__(self, fn):
+        return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
+
+
+class _IndependentConstraint(Constraint):
+    """A base constraint whose `reinterpreted_batch_ndims` rightmost batch dims become event dims."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"independent() expects a Constraint, got {type(base_constraint).__name__}")
+        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+            raise ValueError(f"reinterpreted_batch_ndims must be a non-negative int, got {reinterpreted_batch_ndims!r}")
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if result.dim() < n:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        for _ in range(n):
+            result = utils.all_along(result, -1)
+        return result
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (ops.floor(value.to(_float(value))) == value) & (value >= self.lower_bound) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (ops.floor(value.to(_float(value))) == value) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # false only for NaN
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return value > self.lower_bound
+
+    def __repr__(self):
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return value >= self.lower_bound
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (value >= self.lower_bound) & (value < self.upper_bound)
+
+    def __repr__(self):
+        return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        nonneg = utils.all_along(value >= 0, -1)
+        return nonneg & (ops.abs(ops.sum(value, dims=[-1]) - 1) < 1e-6)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        n = value.shape[-1]
+        upper_zero = ops.logical_or(utils.tril_mask(value, n), value == 0)
+        return utils.all_along(utils.all_along(upper_zero, -1), -1)
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return _LowerTriangular().check(value) & utils.all_along(utils.diagonal(value) > 0, -1)
+
+
+class _Symmetric(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        close = ops.abs(value - value.transpose(-2, -1)) <= 1e-6 * (1 + ops.abs(value))
+        return utils.all_along(utils.all_along(close, -1), -1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value):
+        from .. import linalg  # the matrix kernels; only needed once a matrix is checked
+        sym = super().check(value)
+        try:
+            d = utils.diagonal(linalg.cholesky(value))
+        except (OarError, ValueError, ArithmeticError, RuntimeError):  # not positive definite somewhere
+            return sym & (sym != sym)
+        finite_pos = (d > 0) & (d == d) & (d < float("inf"))
+        return sym & utils.all_along(finite_pos, -1)
+
+
+def _float(value):
+    from .._C import dtype
+    return value.dtype if value.dtype.is_floating_point else dtype.float64
+
+
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _IndependentConstraint
+boolean = _Boolean()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+symmetric = _Symmetric()
+positive_definite = _PositiveDefinite()
