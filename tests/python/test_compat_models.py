@@ -1,0 +1,132 @@
+"""oar.compat on ordinary PyTorch model programs: an LSTM tagger, a Transformer classifier and a VAE.
+
+Each program in compat_scripts/ runs unchanged under `python -m oar.compat`
+on every oar device (its --device flag) and must learn; the losses it prints
+on another device must equal the CPU's to 1e-4, and where an interpreter here
+imports the real PyTorch, so must PyTorch's (relative). The programs draw data,
+initial weights and (the VAE) training noise from NumPy, so nothing but the
+framework differs between the runs.
+"""
+import re
+
+import numpy as np
+import oar
+import pytest
+
+from test_compat import (assert_same_losses, digits_npz, losses, ok, run_compat, run_torch, script,  # noqa: F401
+                         torch_python)
+
+DEVICES = oar._C.info()["devices"]
+
+
+def _floats_after(label, output):
+    """Every number printed right after `label` (e.g. 'accuracy:'), in order."""
+    found = [float(m) for m in re.findall(re.escape(label) + r"\s+(-?\d+\.\d+)", output)]
+    assert found, f"nothing printed after {label!r}:\n{output}"
+    return found
+
+
+@pytest.fixture(scope="module")
+def on_oar(digits_npz):
+    """on_oar(script name, device) -> its stdout under oar.compat; each run once per module."""
+    runs = {}
+
+    def run(name, device):
+        if (name, device) not in runs:
+            extra = ["--data", digits_npz] if name == "vae.py" else []
+            out = ok(run_compat(script(name), "--device", device, *extra))
+            assert f"parameters on: {device}" in out, out
+            runs[name, device] = out
+        return runs[name, device]
+    return run
+
+
+def _same_as_cpu(on_oar, name, device):
+    """The device's run prints the CPU run's losses (a no-op on the CPU itself); returns its output."""
+    out = on_oar(name, device)
+    if not device.startswith("cpu"):
+        assert_same_losses(out, on_oar(name, DEVICES[0]))
+    return out
+
+
+# -- packed-sequence bidirectional LSTM tagger ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lstm_tagger_learns(on_oar, device):
+    out = _same_as_cpu(on_oar, "lstm_tagger.py", device)
+    epoch_losses = losses(out)
+    assert len(epoch_losses) == 5 and epoch_losses[-1] < 0.8 * epoch_losses[0], out
+    accuracy = _floats_after("accuracy:", out)
+    assert accuracy[-1] > accuracy[0] and accuracy[-1] > 0.5, out
+    # Adam never moves the padding_idx row: its gradient is always zero
+    assert "padding row still zero: True" in out
+
+
+def test_lstm_tagger_matches_pytorch(on_oar, torch_python):
+    ours = on_oar("lstm_tagger.py", DEVICES[0])
+    theirs = ok(run_torch(torch_python, script("lstm_tagger.py")))
+    assert_same_losses(ours, theirs)
+    np.testing.assert_allclose(_floats_after("accuracy:", ours), _floats_after("accuracy:", theirs), atol=0.01)
+
+
+# -- Transformer encoder classifier ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_transformer_classifier_learns(on_oar, device):
+    out = _same_as_cpu(on_oar, "transformer_classifier.py", device)
+    epoch_losses = losses(out)
+    assert len(epoch_losses) == 7, out  # 6 epochs, then the test loss
+    assert epoch_losses[-2] < 0.5 * epoch_losses[0], out
+    assert _floats_after("accuracy:", out)[-1] >= 0.8, out
+    # OneCycleLR: lr rises then anneals to ~max_lr / 25e4; beta1 falls to 0.85 then climbs back toward 0.95
+    lr, beta1 = _floats_after("lr", out), _floats_after("beta1", out)
+    assert max(lr) > 3e-3 and lr[-1] < 1e-4, out
+    assert min(beta1) < 0.86 and beta1[-1] > 0.94, out
+    assert all(g > 0 for g in _floats_after("grad norm", out))
+
+
+def test_transformer_classifier_matches_pytorch(on_oar, torch_python):
+    ours = on_oar("transformer_classifier.py", DEVICES[0])
+    theirs = ok(run_torch(torch_python, script("transformer_classifier.py")))
+    assert_same_losses(ours, theirs)
+    for label in ("grad norm", "lr", "beta1"):
+        np.testing.assert_allclose(_floats_after(label, ours), _floats_after(label, theirs), rtol=1e-3,
+                                   err_msg=label)
+
+
+# -- VAE with torch.distributions -----------------------------------------------------------------------------------
+
+MC_LABEL = "Monte Carlo with rsample:"
+POSTERIOR_MEAN_LABEL = "at the posterior mean:"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_vae_learns(on_oar, device):
+    out = _same_as_cpu(on_oar, "vae.py", device)
+    epoch_losses = losses(out)
+    assert len(epoch_losses) == 6 and epoch_losses[-1] < 0.7 * epoch_losses[0], out
+    reconstruction, kl = _floats_after("reconstruction", out), _floats_after("kl", out)
+    np.testing.assert_allclose(np.add(reconstruction, kl), epoch_losses, rtol=1e-5)
+    assert all(k > 0 for k in kl), out
+    # -ELBO of 64 binary pixels: above 0 and below 64*log(2), a fair coin per pixel
+    for label in (MC_LABEL, POSTERIOR_MEAN_LABEL):
+        assert 0 < _floats_after(label, out)[0] < 64 * np.log(2), out
+
+
+def test_vae_matches_pytorch(on_oar, digits_npz, torch_python):
+    ours = on_oar("vae.py", DEVICES[0])
+    theirs = ok(run_torch(torch_python, script("vae.py"), "--data", digits_npz))
+    assert_same_losses(ours, theirs)
+    # after training, evaluated once on held-out data: float rounding through the ReLUs gives ~5e-5 here
+    np.testing.assert_allclose(_floats_after(POSTERIOR_MEAN_LABEL, ours), _floats_after(POSTERIOR_MEAN_LABEL, theirs),
+                               rtol=5e-4)
+    # the Monte Carlo estimate uses each framework's own random stream: close, not equal
+    np.testing.assert_allclose(_floats_after(MC_LABEL, ours), _floats_after(MC_LABEL, theirs), rtol=2e-2)
+
+
+def test_vae_trains_with_rsample(digits_npz):
+    """Training with q.rsample() itself (oar's random stream): it learns as it does with NumPy's noise."""
+    out = ok(run_compat(script("vae.py"), "--data", digits_npz, "--noise", "framework", "--epochs", "3"))
+    epoch_losses = losses(out)
+    assert epoch_losses[2] < 0.8 * epoch_losses[0], out
+    assert 0 < _floats_after(MC_LABEL, out)[0] < 64 * np.log(2)
