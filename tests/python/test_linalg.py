@@ -272,3 +272,7 @@ def test_matches_pytorch():
     # torch.svd returns V; torch.qr(some=False) a complete Q
     U, S, V = oar.svd(oar.tensor(g[0], dtype=oar.float64))
     np.testing.assert_allclose(N(U) * N(S) @ N(V).T, g[0], atol=1e-10)
+    tall = rng.standard_normal((5, 3))
+    Q, R = oar.qr(oar.tensor(tall, dtype=oar.float64), some=False)
+    assert tuple(Q.shape) == (5, 5) and tuple(R.shape) == (5, 3)
+    np.testing.assert_allclose(N(Q), from_torch(torch.qr(to_torch(tall), some=False).Q), atol=1e-10)

@@ -220,8 +220,8 @@ def svdvals(A, *, driver=None, out=None):
 def solve(A, B, *, left=True, out=None):
     _square("solve", A)
     _float("solve", B)
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return solve(A.mT, B.mT if B.dim() > 1 else B).mT if B.dim() > 1 else solve(A.mT, B)
+    if not left:  # X A = B  <=>  A^T X^T = B^T (a vector B is its own transpose)
+        return solve(A.mT, B) if B.dim() == 1 else solve(A.mT, B.mT).mT
     vector = _vector_rhs(A, B)
     if vector:
         B = B.unsqueeze(-1)
@@ -241,7 +241,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     except LinAlgError:
         if check_errors:
             raise
-        LU, pivots, info = ops.linalg_lu_factor(A)
+        info = ops.linalg_lu_factor(A)[2]
         X = zeros(tuple(B.shape), dtype=B.dtype, device=B.device)
     return SolveEx(X, info)
 
@@ -383,7 +383,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if dtype is not None:
         A = A.to(dtype)
     if A.dim() < 2:
-        raise _C.ShapeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise _C.ShapeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     d0, d1 = (d % A.dim() for d in dim)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)

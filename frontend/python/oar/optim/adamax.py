@@ -9,7 +9,7 @@ from .._creation import zeros_like
 from ..autograd import no_grad
 from .._functions import maximum
 from .optimizer import Optimizer
-from .rmsprop import _add_scaled, _check, _check_betas, _count_step, _grad, _tensor_scalar_state
+from ._elementwise import _add_scaled, _check, _check_betas, _count_step, _grad, _tensor_scalar_state
 
 
 class Adamax(Optimizer):

@@ -19,7 +19,7 @@ from .._creation import zeros
 from .._functions import cat
 from ..autograd import no_grad, enable_grad
 from .optimizer import Optimizer
-from .rmsprop import _check
+from ._elementwise import _check
 
 
 def _dot(a, b):

@@ -15,7 +15,7 @@ from .._C import is_tracing
 from .._creation import zeros_like
 from ..autograd import no_grad
 from .optimizer import Optimizer
-from .rmsprop import _add_scaled, _check, _check_betas, _count_step, _grad, _tensor_scalar_state
+from ._elementwise import _add_scaled, _check, _check_betas, _count_step, _grad, _tensor_scalar_state
 
 
 class NAdam(Optimizer):
