@@ -15,17 +15,15 @@ Run: python bench/bench_adapter.py [--size 64] [--repeats 20]
 import argparse
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import oar  # noqa: E402
-from bench_resnet_step import build as build_resnet  # noqa: E402
+from bench_resnet_step import build as build_resnet, median_step  # noqa: E402
 
 try:
     import onnxruntime
@@ -51,37 +49,26 @@ def digits_cnn(nn):
         nn.Flatten(), nn.Linear(32 * 2 * 2, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 10))
 
 
-def median_time(fn, repeats):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def bench_model(name, model, shape, repeats, tmp):
     model.eval()
     x = oar.randn(*shape)
     path = os.path.join(tmp, f"{name}_{shape[0]}.oarg")
     oar.jit.save(model, path, example_inputs=x)
     plugin = oar.inference.Predictor(path, device="cpu", adapter="none")
-    results = {"plugin": median_time(lambda: plugin.run(x), repeats)}
+    results = {"plugin": median_step(lambda: plugin.run(x), 3, repeats)}
     want = plugin.run(x).numpy()
     ov = oar.inference.Predictor(path, device="cpu", adapter="openvino",
                                  adapter_options={"OAR_OPENVINO_PRECISION": "fp32"})
     got = ov.run(x).numpy()
     err = float(np.max(np.abs(got - want)) / max(1e-12, float(np.max(np.abs(want)))))
     offloaded = ov.placement["offloaded_fraction"]
-    results["openvino"] = median_time(lambda: ov.run(x), repeats)
+    results["openvino"] = median_step(lambda: ov.run(x), 3, repeats)
     if onnxruntime is not None:
         onnx_path = os.path.join(tmp, f"{name}_{shape[0]}.onnx")
         oar.onnx.export(model, onnx_path, example_inputs=x)
         sess = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
         feed = {sess.get_inputs()[0].name: x.numpy()}
-        results["onnxruntime"] = median_time(lambda: sess.run(None, feed), repeats)
+        results["onnxruntime"] = median_step(lambda: sess.run(None, feed), 3, repeats)
     base = results["plugin"]
     line = f"{name:10s} batch {shape[0]:3d}: plugin {base * 1e3:8.3f} ms"
     for k in ("openvino", "onnxruntime"):

@@ -37,6 +37,7 @@ OpRegistry::OpRegistry() {
   register_scan_ops(*this);
   register_linalg_ops(*this);
   register_attention_ops(*this);
+  register_rnn_ops(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

@@ -174,6 +174,34 @@ def test_parameters_to_vector_roundtrip_and_clipping(dev):
     assert all(np.abs(N(p.grad)).max() <= 0.01 + 1e-7 for p in m.parameters())
 
 
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("norm_type", [2.0, float("inf")])
+def test_clip_grad_norm_in_train_graph_matches_eager(dev, norm_type):
+    """clip_grad_norm_ computes its scale on the device, so a TrainGraph step records it and gives the
+    eager numbers (the norm crosses max_norm during the run: both branches of the clamp are taken)."""
+    def run(static):
+        oar.manual_seed(5)
+        m = nn.Linear(4, 3).to(dev)
+        opt = oar.optim.SGD(m.parameters(), lr=0.02)
+
+        def step(x, y):
+            loss = ((m(x) - y) ** 2).sum()
+            loss.backward()
+            total = nn.utils.clip_grad_norm_(m.parameters(), 10.0, norm_type=norm_type)
+            opt.step()
+            opt.zero_grad()
+            return loss, total
+        fn = oar.jit.TrainGraph(step, opt, model=m) if static else step
+        x, y = oar.randn(8, 4, device=dev), oar.randn(8, 3, device=dev) * 0.1
+        out = [tuple(float(t.item()) for t in fn(x, y)) for _ in range(8)]
+        return out, (fn.graph if static else None)
+    eager, _ = run(False)
+    static, graph = run(True)
+    assert graph is not None
+    assert min(t for _, t in eager) < 10.0 < max(t for _, t in eager)
+    np.testing.assert_allclose(static, eager, rtol=1e-5, atol=1e-6)
+
+
 # ================================================================ parametrize
 class Symmetric(nn.Module):
     def forward(self, X):

@@ -319,6 +319,17 @@ def _(opset):
             {"x": x}, {"img": np.array([5, 4], np.int64), "blk": np.array([2, 2], np.int64)}, None)
 
 
+@case("LpPool p=3 with pads, strides, dilations, ceil_mode")
+def _(opset):
+    return ([helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 3], p=3, dilations=[2, 1], strides=[1, 2],
+                              pads=[1, 0, 0, 1], ceil_mode=1)], {"x": IMG}, {}, None)
+
+
+@case("LpPool default p=2, 1-D")
+def _(opset):
+    return [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2], strides=[2])], {"x": X34}, {}, None
+
+
 @case("AveragePool dilations (opset 19)", since=19)
 def _(opset):
     return ([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 1], strides=[1, 2],
@@ -677,3 +688,18 @@ def test_ir_and_opset_limits_match_the_pinned_onnx(tmp_path):
         onnx.save(m, str(tmp_path / "m.onnx"))
         _, got = run_oar(tmp_path / "m.onnx", {"x": X34}, "cpu")
         compare(got[0], np.maximum(X34, 0), 0)
+
+
+@pytest.mark.parametrize("device", oar._C.info()["devices"])
+def test_global_lp_pool(tmp_path, device):
+    """GlobalLpPool, which onnx's reference evaluator does not implement: against NumPy."""
+    nodes = [helper.make_node("GlobalLpPool", ["x"], ["y1"], p=1), helper.make_node("GlobalLpPool", ["x"], ["y3"], p=3)]
+    graph = helper.make_graph(nodes, "glp", [helper.make_tensor_value_info("x", F, IMG.shape)],
+                              [helper.make_tensor_value_info(n, F, [1, 2, 1, 1]) for n in ("y1", "y3")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(tmp_path / "glp.onnx"))
+    _, (y1, y3) = run_oar(tmp_path / "glp.onnx", {"x": IMG}, device)
+    a = np.abs(IMG.astype(np.float64))
+    compare(y1, a.sum(axis=(2, 3), keepdims=True), 1e-4)
+    compare(y3, (a ** 3).sum(axis=(2, 3), keepdims=True) ** (1 / 3), 1e-4)

@@ -19,6 +19,10 @@ struct CurrentDevice {
 struct GpuFamilyBackend : private CurrentDevice, oar::kp::gpu::FamilyBackend {
   explicit GpuFamilyBackend(const oar::sdk::KernelArgs& a)
       : CurrentDevice(a), oar::kp::gpu::FamilyBackend(a, to_stream(a.context().stream)) {}
+#if !defined(OAR_GPU_HIP)
+  // The families' matrix products on cuBLAS (HIP builds use the lane kernel).
+  void gemm(const oar::kp::family::Gemm& g) { family_gemm(args(), to_stream(args().context().stream), g); }
+#endif
 };
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "ops/ops.h"
 #include "ops/vendor_common.cuh"
+#include "oar/kp/family/launch.h"  // kp::family::Gemm (family_gemm)
 #include "vendor_handles.h"
 
 namespace oar_gpu {
@@ -273,6 +274,34 @@ oar_status_t matmul_kernel(const oar_kernel_context* ctx) {
 }
 
 }  // namespace
+
+void family_gemm(const oar::sdk::KernelArgs& args, gpu::Stream stream, const oar::kp::family::Gemm& g) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: each operand is read as
+  // stored, with its transpose flag.
+  const int32_t device = args.context().device_index;
+  cublasHandle_t h = cublas_handle(device, stream);
+  const uint64_t ws_bytes = blas_workspace_bytes(device);
+  check_cublas(cublas().SetWorkspace(h, args.workspace(ws_bytes), ws_bytes), "cublasSetWorkspace");
+  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const char* pa = static_cast<const char*>(g.a.mem) + g.a.offset;
+  const char* pb = static_cast<const char*>(g.b.mem) + g.b.offset;
+  char* pc = static_cast<char*>(g.c.mem) + g.c.offset;
+  if (g.t == OAR_DTYPE_F64) {
+    const double one = 1.0, beta = g.accumulate ? 1.0 : 0.0;
+    check_cublas(cublas().DgemmStridedBatched_64(h, op_b, op_a, g.N, g.M, g.K, &one,
+                                              reinterpret_cast<const double*>(pb), g.ldb, 0,
+                                              reinterpret_cast<const double*>(pa), g.lda, 0, &beta,
+                                              reinterpret_cast<double*>(pc), g.ldc, 0, 1),
+                 "family gemm: cublasDgemmStridedBatched");
+  } else {
+    const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
+    const cudaDataType t = blas_dtype(g.t);
+    const cublasComputeType_t compute = allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    check_cublas(cublas().GemmStridedBatchedEx_64(h, op_b, op_a, g.N, g.M, g.K, &one, pb, t, g.ldb, 0, pa, t, g.lda, 0,
+                                               &beta, pc, t, g.ldc, 0, 1, compute, CUBLAS_GEMM_DEFAULT),
+                 "family gemm: cublasGemmStridedBatchedEx");
+  }
+}
 
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r) {
   return oar::sdk::register_same_dtype(r, "matmul", oar::sdk::kFloatDTypes, 2, matmul_kernel, "cublas", 10);

@@ -5,6 +5,11 @@
 
 #include "oar/abi/oar_plugin.h"
 #include "oar/kp/gpu/runtime.h"  // OAR_GPU_HIP
+#include "oar/plugin_sdk/kernel_api.hpp"
+
+namespace oar::kp::family {
+struct Gemm;  // kp/family/launch.h
+}
 
 namespace oar_gpu {
 
@@ -18,6 +23,8 @@ oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
 oar_status_t register_softmax_kernels(const oar_kernel_registrar* r);
+// The families' matrix products (kp/family/launch.h's optional gemm) on cuBLAS (matmul.cu).
+void family_gemm(const oar::sdk::KernelArgs& a, oar::kp::gpu::Stream stream, const oar::kp::family::Gemm& g);
 #endif
 
 oar_status_t register_all_kernels(const oar_kernel_registrar* r);

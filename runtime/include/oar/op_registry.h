@@ -41,6 +41,7 @@ void register_optimizer_ops(OpRegistry& r);
 void register_scan_ops(OpRegistry& r);
 void register_linalg_ops(OpRegistry& r);
 void register_attention_ops(OpRegistry& r);
+void register_rnn_ops(OpRegistry& r);
 
 // The elementwise functors (kernel_primitives' .def files) a fused_elementwise
 // program may use: same-dtype unary and binary ones, with their parameter attributes.

@@ -14,6 +14,20 @@
 
 namespace oar::onnx::detail {
 
+// ReduceX: axes are an input from opset 18 (ReduceSum from 13), an attribute
+// before. No axes reduces everything in both forms.
+std::string reduce(ExportContext& c, const char* onnx_op, const std::string& x, const std::vector<int64_t>& dims,
+                   bool keepdim, const std::string& out) {
+  std::string y = out.empty() ? c.b.fresh(onnx_op) : out;
+  bool axes_input = std::string(onnx_op) == "ReduceSum" || c.b.opset() >= 18;
+  std::vector<std::string> in{x};
+  if (axes_input && !dims.empty()) in.push_back(c.b.ints(dims));
+  auto& n = c.b.node(onnx_op, in, {y});
+  if (!axes_input && !dims.empty()) set_attr(n, "axes", dims);
+  set_attr(n, "keepdims", int64_t(keepdim));
+  return y;
+}
+
 namespace {
 
 using Ctx = ExportContext;
@@ -33,20 +47,6 @@ std::vector<int64_t> all_axes(int64_t rank) {
   std::vector<int64_t> a;
   for (int64_t i = 0; i < rank; ++i) a.push_back(i);
   return a;
-}
-
-// ReduceX: axes are an input from opset 18 (ReduceSum from 13), an attribute
-// before. No axes reduces everything in both forms.
-std::string reduce(Ctx& c, const char* onnx_op, const std::string& x, const std::vector<int64_t>& dims,
-                   bool keepdim, const std::string& out = "") {
-  std::string y = out.empty() ? c.b.fresh(onnx_op) : out;
-  bool axes_input = std::string(onnx_op) == "ReduceSum" || c.b.opset() >= 18;
-  std::vector<std::string> in{x};
-  if (axes_input && !dims.empty()) in.push_back(c.b.ints(dims));
-  auto& n = c.b.node(onnx_op, in, {y});
-  if (!axes_input && !dims.empty()) set_attr(n, "axes", dims);
-  set_attr(n, "keepdims", int64_t(keepdim));
-  return y;
 }
 
 Emitter reduction(const char* onnx_op, bool widen_integers) {
@@ -414,6 +414,8 @@ std::unordered_map<std::string, Emitter> make_emitters() {
     c.b.node("Range", {c.b.scalar(a.get_float("start"), d), c.b.scalar(a.get_float("end"), d), c.b.scalar(a.get_float("step"), d)},
              {c.out[0]});
   };
+  add_rnn_emitters(e);
+  add_attention_emitters(e);
   return e;
 }
 

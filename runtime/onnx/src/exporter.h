@@ -65,6 +65,15 @@ struct ExportContext {
 };
 
 using Emitter = std::function<void(ExportContext&)>;
+// Emitters kept in files of their own (export_rnn.cpp, export_attention.cpp).
+void add_rnn_emitters(std::unordered_map<std::string, Emitter>& e);
+void add_attention_emitters(std::unordered_map<std::string, Emitter>& e);
+
+// ONNX ReduceX over `dims` (axes an input from opset 18, ReduceSum from 13;
+// an attribute before); no dims reduces everything. Returns the output name
+// (`out`, or a fresh one).
+std::string reduce(ExportContext& c, const char* onnx_op, const std::string& x, const std::vector<int64_t>& dims,
+                   bool keepdim, const std::string& out = "");
 // The emitter for an oar op, or nullptr when it has no ONNX form.
 const Emitter* find_emitter(const std::string& op);
 

@@ -1,4 +1,5 @@
-// ONNX Conv, ConvTranspose, MaxPool and AveragePool on oar's 2-D kernels.
+// ONNX Conv, ConvTranspose, MaxPool and AveragePool on oar's 2-D kernels; LpPool as
+// strided slices.
 // 1-D inputs get a unit height; padding ONNX allows but the kernels do not
 // (asymmetric, auto_pad SAME_*, more than half the window) becomes an
 // explicit pad op; ConvTranspose is conv2d_backward_data, which is the same
@@ -171,7 +172,7 @@ std::vector<Value*> conv_transpose_op(NodeContext& c) {
 // k^n slices. With `indices`, the max also yields the flat (row-major, NCHW)
 // index of the first element that attains it, as ONNX's Indices output.
 Value* pool_by_slices(NodeContext& c, Value* x, const Window& w, bool max, bool ceil_mode, bool include_pad,
-                      Value** indices = nullptr) {
+                      Value** indices = nullptr, bool sum = false) {
   size_t n = w.kernel.size();
   const Shape& s = c.shape(x);
   std::vector<int64_t> out(n), extra(n, 0);
@@ -250,6 +251,7 @@ Value* pool_by_slices(NodeContext& c, Value* x, const Window& w, bool max, bool 
   }
   if (max) return windows(padded(x, -INFINITY), true);
   Value* sums = windows(padded(x, 0.0), false);
+  if (sum) return sums;
   if (include_pad && !ceil_mode) {
     int64_t count = 1;
     for (int64_t k : w.kernel) count *= k;
@@ -307,6 +309,22 @@ std::vector<Value*> pool_op(NodeContext& c, bool max) {
   return {c.cast(y, d)};
 }
 
+// LpPool: (sum of |x|^p over each window)^(1/p); padding adds zeros.
+std::vector<Value*> lp_pool_op(NodeContext& c) {
+  Value* x = c.required_input(0);
+  if (c.rank(x) < 3) c.invalid(str("input must be [N, C, spatial...], got rank ", c.rank(x)));
+  if (!is_floating(c.dtype(x))) c.invalid("LpPool takes floating inputs");
+  const int64_t p = c.attr_int("p", 2);
+  if (p <= 0) c.invalid(str("p must be positive, got ", p));
+  Shape spatial(c.shape(x).begin() + 2, c.shape(x).end());
+  Window w = window(c, spatial, c.attr_ints("kernel_shape"));
+  const DType d = c.dtype(x);
+  Value* ax = c.op("abs", {x});
+  Value* powered = p == 1 ? ax : c.op("pow", {ax, c.scalar(double(p), d)});
+  Value* sums = pool_by_slices(c, powered, w, false, c.attr_int("ceil_mode", 0) != 0, true, nullptr, true);
+  return {p == 1 ? sums : c.op("pow", {sums, c.scalar(1.0 / double(p), d)})};
+}
+
 }  // namespace
 
 void register_pool_conv_mappers(MapperTable& t) {
@@ -316,6 +334,7 @@ void register_pool_conv_mappers(MapperTable& t) {
   t.add("ConvTranspose", conv_transpose_op);
   t.add("MaxPool", [](NodeContext& c) { return pool_op(c, true); });
   t.add("AveragePool", [](NodeContext& c) { return pool_op(c, false); });
+  t.add("LpPool", lp_pool_op);
 }
 
 }  // namespace oar::onnx::detail

@@ -237,6 +237,19 @@ Mapper global_pool(const char* reduce) {
   };
 }
 
+// GlobalLpPool: (sum of |x|^p over the spatial dims)^(1/p).
+std::vector<Value*> global_lp_pool_op(NodeContext& c) {
+  Value* x = c.required_input(0);
+  const int64_t p = c.attr_int("p", 2);
+  if (p <= 0) c.invalid(str("p must be positive, got ", p));
+  const DType d = c.dtype(x);
+  std::vector<int64_t> dims;
+  for (int64_t i = 2; i < c.rank(x); ++i) dims.push_back(i);
+  Value* ax = c.op("abs", {x});
+  Value* sums = c.op("sum", {p == 1 ? ax : c.op("pow", {ax, c.scalar(double(p), d)})}, {{"dims", dims}, {"keepdim", true}});
+  return {p == 1 ? sums : c.op("pow", {sums, c.scalar(1.0 / double(p), d)})};
+}
+
 }  // namespace
 
 void register_nn_mappers(MapperTable& t) {
@@ -254,6 +267,7 @@ void register_nn_mappers(MapperTable& t) {
   t.add("Det", det_op);
   t.add("GlobalAveragePool", global_pool("mean"));
   t.add("GlobalMaxPool", global_pool("max"));
+  t.add("GlobalLpPool", global_lp_pool_op);
 }
 
 }  // namespace oar::onnx::detail

@@ -1,8 +1,12 @@
-// ONNX RNN, GRU and LSTM, unrolled over the (static) sequence length: the
-// input projection of all steps is one matmul, each step adds the recurrent
-// matmul and applies the gate equations of the ONNX spec with its
-// activation list, clip, biases, peepholes, directions, layouts and
-// sequence_lens (shorter sequences keep their state and output zeros).
+// ONNX RNN, GRU and LSTM. The forms PyTorch's nn.RNN/GRU/LSTM export
+// (default activations or Relu for RNN, no clip, no peepholes, GRU with
+// linear_before_reset, float32/float64) become one fused rnn_layer per
+// direction, sequence_lens its lengths. Anything else is unrolled over the
+// (static) sequence length: the input projection of all steps is one matmul,
+// each step adds the recurrent matmul and applies the gate equations of the
+// ONNX spec with its activation list, clip, biases, peepholes, directions,
+// layouts and sequence_lens (shorter sequences keep their state and output
+// zeros).
 #include <algorithm>
 
 #include "import_context.h"
@@ -72,6 +76,51 @@ std::vector<Activation> activations(NodeContext& c, const std::vector<std::strin
 
 enum class Cell { kRnn, kGru, kLstm };
 
+// Y [S, D, B, H], Y_h and Y_c [D, B, H] (batch first with layout 1) from each
+// direction's outputs [S, B, H] and final states [B, H]; no Y_c when `cs` is empty.
+std::vector<Value*> node_outputs(NodeContext& c, const std::vector<Value*>& ys, const std::vector<Value*>& hs,
+                                 const std::vector<Value*>& cs, int64_t layout) {
+  Value* y = c.op("stack", ys, {{"dim", int64_t(1)}});
+  Value* yh = c.op("stack", hs, {{"dim", int64_t(0)}});
+  Value* yc = cs.empty() ? nullptr : c.op("stack", cs, {{"dim", int64_t(0)}});
+  if (layout) {
+    y = c.permute(y, {2, 0, 1, 3});
+    yh = c.permute(yh, {1, 0, 2});
+    if (yc != nullptr) yc = c.permute(yc, {1, 0, 2});
+  }
+  std::vector<Value*> outs{y, yh};
+  if (yc != nullptr) outs.push_back(yc);
+  return outs;
+}
+
+// The rnn_layer mode of a node that fits the fused op, or "" when it does not.
+std::string fused_mode(NodeContext& c, Cell cell, const std::vector<Activation>& acts,
+                       const std::vector<std::string>& defaults, double clip, DType d) {
+  if (clip > 0 || (d != DType::f32 && d != DType::f64)) return "";
+  if (cell == Cell::kLstm && c.has_input(7)) return "";  // peepholes
+  if (cell == Cell::kGru && c.attr_int("linear_before_reset", 0) == 0) return "";
+  if (cell == Cell::kRnn) {  // one activation for every direction: Tanh or Relu
+    for (const Activation& a : acts)
+      if (a.name != acts[0].name) return "";
+    return acts[0].name == "Tanh" ? "RNN_TANH" : acts[0].name == "Relu" ? "RNN_RELU" : "";
+  }
+  for (size_t k = 0; k < acts.size(); ++k)
+    if (acts[k].name != defaults[k % defaults.size()]) return "";
+  return cell == Cell::kLstm ? "LSTM" : "GRU";
+}
+
+// `v` ([G*H, ...] or [G*H], ONNX gate order) with PyTorch's gate order: LSTM
+// i, o, f, c -> i, f, g, o; GRU z, r, h -> r, z, n.
+Value* torch_gate_order(NodeContext& c, Cell cell, Value* v, int64_t hidden) {
+  std::vector<int64_t> order = cell == Cell::kLstm ? std::vector<int64_t>{0, 2, 3, 1}
+                               : cell == Cell::kGru ? std::vector<int64_t>{1, 0, 2}
+                                                    : std::vector<int64_t>{0};
+  if (order.size() == 1) return v;
+  std::vector<Value*> parts;
+  for (int64_t k : order) parts.push_back(c.slice(v, 0, k * hidden, (k + 1) * hidden));
+  return c.op("concat", parts, {{"dim", int64_t(0)}});
+}
+
 std::vector<Value*> recurrent_op(NodeContext& c, Cell cell) {
   const int64_t gates = cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4;
   Value* x = c.required_input(0);
@@ -94,14 +143,39 @@ std::vector<Value*> recurrent_op(NodeContext& c, Cell cell) {
   if (layout) x = c.permute(x, {1, 0, 2});  // -> [S, B, I]
   const int64_t steps = c.shape(x)[0], batch = c.shape(x)[1];
   DType d = c.dtype(x);
-  std::vector<int64_t> lens;
-  if (c.has_input(4)) lens = c.constant_ints(4, "sequence_lens");
-  bool partial = std::any_of(lens.begin(), lens.end(), [&](int64_t l) { return l != steps; });
   auto initial = [&](size_t i, int64_t dir) -> Value* {
     if (!c.has_input(i)) return c.op("fill", {}, {{"shape", Shape{batch, hidden}}, {"value", 0.0}, {"dtype", d}});
     Value* v = c.input(i);
     return c.op("select", {v}, {{"dim", int64_t(layout ? 1 : 0)}, {"index", dir}});
   };
+  const std::string mode = fused_mode(c, cell, acts, defaults, clip, d);
+  if (!mode.empty()) {
+    Value* lengths = c.has_input(4) ? c.input(4) : nullptr;
+    std::vector<Value*> ys, hs, cs;
+    for (int64_t dir = 0; dir < dirs; ++dir) {
+      auto pick = [&](Value* v) { return c.op("select", {v}, {{"dim", int64_t(0)}, {"index", dir}}); };
+      Value* bih = nullptr;
+      Value* bhh = nullptr;
+      if (b != nullptr) {
+        Value* bd = pick(b);
+        bih = torch_gate_order(c, cell, c.slice(bd, 0, 0, gates * hidden), hidden);
+        bhh = torch_gate_order(c, cell, c.slice(bd, 0, gates * hidden, 2 * gates * hidden), hidden);
+      }
+      std::vector<Value*> o = c.ops(
+          "rnn_layer",
+          {x, initial(5, dir), torch_gate_order(c, cell, pick(w), hidden), torch_gate_order(c, cell, pick(r), hidden),
+           cell == Cell::kLstm ? initial(6, dir) : nullptr, bih, bhh, lengths},
+          {{"mode", mode}, {"reverse", direction == "reverse" || dir == 1}});
+      ys.push_back(o[0]);
+      hs.push_back(o[1]);
+      cs.push_back(o[2]);
+    }
+    if (cell != Cell::kLstm) cs.clear();
+    return node_outputs(c, ys, hs, cs, layout);
+  }
+  std::vector<int64_t> lens;
+  if (c.has_input(4)) lens = c.constant_ints(4, "sequence_lens");
+  bool partial = std::any_of(lens.begin(), lens.end(), [&](int64_t l) { return l != steps; });
   auto gate = [&](Value* v, int64_t k) { return c.slice(v, 1, k * hidden, (k + 1) * hidden); };
   auto clipped = [&](Value* v) { return clip > 0 ? c.op("clamp", {v}, {{"min", -clip}, {"max", clip}}) : v; };
 
@@ -187,17 +261,7 @@ std::vector<Value*> recurrent_op(NodeContext& c, Cell cell) {
     last_h.push_back(h);
     if (cs != nullptr) last_c.push_back(cs);
   }
-  Value* y = c.op("stack", ys, {{"dim", int64_t(1)}});  // [S, D, B, H]
-  Value* yh = c.op("stack", last_h, {{"dim", int64_t(0)}});  // [D, B, H]
-  Value* yc = last_c.empty() ? nullptr : c.op("stack", last_c, {{"dim", int64_t(0)}});
-  if (layout) {
-    y = c.permute(y, {2, 0, 1, 3});
-    yh = c.permute(yh, {1, 0, 2});
-    if (yc != nullptr) yc = c.permute(yc, {1, 0, 2});
-  }
-  std::vector<Value*> outs{y, yh};
-  if (yc != nullptr) outs.push_back(yc);
-  return outs;
+  return node_outputs(c, ys, last_h, last_c, layout);
 }
 
 }  // namespace

@@ -379,6 +379,18 @@ void register_nn_grad_rules() {
                  c.attrs);
     return {g[0], g[1], g[2], Tensor()};
   });
+
+  // Fused recurrent layer: one backward kernel (it recomputes the forward)
+  // for the input, the initial states, the weights and the biases.
+  register_grad_rule("rnn_layer", [](const GradContext& c) -> std::vector<Tensor> {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < 8; ++i) in.push_back(i < c.inputs.size() ? c.inputs[i] : Tensor());
+    for (size_t k = 0; k < 3; ++k) in.push_back(c.grads[k]);
+    auto g = ops("rnn_layer_backward", in, c.attrs);
+    auto given = [&](size_t i, const Tensor& t) { return in[i].defined() ? t : Tensor(); };
+    // per input: x, hx, w_ih, w_hh, cx, b_ih, b_hh, lengths
+    return {g[0], g[1], g[3], g[4], given(4, g[2]), given(5, g[5]), given(6, g[6]), Tensor()};
+  });
 }
 
 }  // namespace oar::autograd

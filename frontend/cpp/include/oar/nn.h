@@ -1,5 +1,5 @@
-// oar::nn umbrella: Module and ModuleHolder, layers, activations, pooling,
-// Sequential, losses, init and functional (torch/nn.h's counterpart).
+// oar::nn umbrella: Module and ModuleHolder, layers, recurrent layers,
+// activations, pooling, Sequential, losses, init and functional (torch/nn.h's counterpart).
 #pragma once
 
 #include "oar/functional.h"
@@ -8,4 +8,5 @@
 #include "oar/nn/layers.h"
 #include "oar/nn/loss.h"
 #include "oar/nn/module.h"
+#include "oar/nn/rnn.h"
 #include "oar/nn/sequential.h"

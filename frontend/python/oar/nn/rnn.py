@@ -14,11 +14,21 @@ A layer-direction runs as:
      with a fixed signature, so a fused kernel can replace it.
 Per-step inputs come from one split and the outputs go back with one concat
 (slicing per step would make each step's gradient a full-size tensor).
+
+That composition is the reference and the path for LSTM projections
+(proj_size) and 16-bit floats. Otherwise a layer-direction is one call of the
+fused catalog op `rnn_layer` (oneDNN's RNN primitives on the CPU, the rnn
+kernel family on every device), over a padded [T, N, I] batch with per-sequence
+lengths for a PackedSequence. `fused_kernels = False` here forces the
+composition (tests compare the two). The fused op's backward is first-order
+only (as PyTorch's cuDNN RNN): a gradient of a gradient through it (a
+gradient penalty) raises NotImplementedError; the composition has them.
 """
 import math
 import numbers
 import warnings
 
+from .. import _C
 from .._C import Tensor
 from .._ops import ops
 from .._creation import zeros
@@ -26,7 +36,7 @@ from . import functional as F
 from . import init
 from .layers import _new_param
 from .module import Module
-from .utils.rnn import PackedSequence
+from .utils.rnn import PackedSequence, _index
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -133,6 +143,39 @@ def _gru_layer(xg, batch_sizes, h0, w_hh, b_hh, reverse=False):
 
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+fused_kernels = True  # False: every layer runs as the composition above
+
+
+class _Padding:
+    """Moves a time-major packed batch (data [sum(batch_sizes), *], batch_sizes non-increasing) to a padded
+    [T, N, *] one and back, with the lengths [N] the fused op stops each sequence at."""
+
+    def __init__(self, batch_sizes, device):
+        T, N = len(batch_sizes), batch_sizes[0]
+        self.T, self.N = T, N
+        self.packed = batch_sizes[-1] != N
+        if not self.packed:
+            self.lengths = None
+            return
+        total = sum(batch_sizes)
+        to_pad, to_packed, off = [], [], 0
+        for t, bs in enumerate(batch_sizes):
+            to_pad += [off + b if b < bs else total for b in range(N)]  # `total`: an appended zero row
+            to_packed += [t * N + b for b in range(bs)]
+            off += bs
+        self.to_pad, self.to_packed = _index(to_pad, device), _index(to_packed, device)
+        self.lengths = _index([sum(1 for bs in batch_sizes if bs > b) for b in range(N)], device)
+
+    def pad(self, data):
+        if not self.packed:
+            return data.reshape(self.T, self.N, data.shape[-1])
+        data = ops.concat([data, zeros(1, data.shape[-1], dtype=data.dtype, device=data.device)], dim=0)
+        return ops.index_select(data, self.to_pad, dim=0).reshape(self.T, self.N, data.shape[-1])
+
+    def unpad(self, x):
+        x = x.reshape(self.T * self.N, x.shape[-1])
+        return ops.index_select(x, self.to_packed, dim=0) if self.packed else x
 
 
 def _check_int(name, v, minimum):
@@ -247,6 +290,34 @@ class RNNBase(Module):
         if tuple(hx.shape) != tuple(expected):
             raise RuntimeError(f"Expected {name} size {tuple(expected)}, got {list(hx.shape)}")
 
+    def _fusable(self, data):
+        return fused_kernels and self.proj_size == 0 and data.dtype in (_C.dtype.float32, _C.dtype.float64)
+
+    def _run_fused(self, data, batch_sizes, init_states):
+        """The layers as fused rnn_layer calls over a padded batch (see the module doc)."""
+        D = 2 if self.bidirectional else 1
+        padding = _Padding(batch_sizes, data.device)
+        x = padding.pad(data)
+        finals = [[] for _ in self._state_sizes()]
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(D):
+                sfx = "_reverse" if d == 1 else ""
+                p = {k: getattr(self, f"{k}_l{layer}{sfx}") if self.bias or k.startswith("weight") else None
+                     for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")}
+                state = init_states[layer * D + d]
+                out, h, c = ops.rnn_layer(x, state[0], p["weight_ih"], p["weight_hh"],
+                                          state[1] if self.mode == "LSTM" else None, p["bias_ih"], p["bias_hh"],
+                                          padding.lengths, mode=self.mode, reverse=d == 1)
+                outs.append(out)
+                finals[0].append(h)
+                if self.mode == "LSTM":
+                    finals[1].append(c)
+            x = outs[0] if D == 1 else ops.concat(outs, dim=-1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return padding.unpad(x), tuple(ops.stack(f, dim=0) for f in finals)
+
     def _run(self, data, batch_sizes, hx):
         """data [sum(batch_sizes), input_size]; hx: tuple of [L * D, B, *] or None.
         Returns (output data, tuple of [L * D, B, *] final states)."""
@@ -262,6 +333,8 @@ class RNNBase(Module):
                 parts = _split(s, [1] * s.shape[0], dim=0)
                 per_state.append([p.reshape(p.shape[1], p.shape[2]) for p in parts])
             init_states = [[ps[k] for ps in per_state] for k in range(self.num_layers * D)]
+        if self._fusable(data):
+            return self._run_fused(data, batch_sizes, init_states)
         finals = [[] for _ in sizes]
         x = data
         for layer in range(self.num_layers):

@@ -13,7 +13,11 @@ def _params(parameters):
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Scales all gradients so their joint norm is at most max_norm; returns the total norm (a tensor)."""
+    """Scales all gradients so their joint norm is at most max_norm; returns the total norm (a tensor).
+
+    As PyTorch: every gradient is multiplied by min(max_norm / (norm + 1e-6), 1), computed on the
+    device, so the call waits for nothing (unless error_if_nonfinite reads the norm) and records into
+    a static graph (oar.jit.TrainGraph) like any other op."""
     grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
         from ..._creation import tensor
@@ -26,15 +30,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         else:
             parts = [ops.sum(ops.abs(g) ** norm_type).to(dtype=grads[0].dtype) for g in grads]
             total = ops.sum(ops.stack(parts)) ** (1.0 / norm_type)
-        t = float(total.item())
-        if error_if_nonfinite and not math.isfinite(t):
+        if error_if_nonfinite and not math.isfinite(float(total.item())):
             raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
                                "so it cannot be clipped. To disable this error and scale the gradients by the "
                                "non-finite norm anyway, set `error_if_nonfinite=False`")
-        coef = float(max_norm) / (t + 1e-6)
-        if coef < 1.0:
-            for g in grads:
-                g.mul_(coef)
+        coef = ops.clamp(float(max_norm) / (total + 1e-6), max=1.0)
+        for g in grads:
+            g.mul_(coef.to(dtype=g.dtype) if g.dtype != coef.dtype else coef)
     return total
 
 

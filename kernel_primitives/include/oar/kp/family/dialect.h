@@ -19,7 +19,7 @@
 //            kp_real (double, float on OpenCL devices without fp64), kp_args;
 //   macros   KP_FN, KP_GLOBAL, KP_LANE_PARAMS, KP_PTR(type, k), T_LOAD/T_STORE,
 //            I_LOAD, T_IS_FLOAT, KP_GROUP_SUM/MAX, KP_MAX/KP_MIN, kp_exp/log/
-//            log1p/sqrt/pow/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
+//            log1p/tanh/sqrt/pow/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
 //            KP_P(k) (a kp_real parameter), KP_FROM_REAL(v) (v as T stores it),
 //            kp_philox_uniform/normal(seed, offset, i) (kp/philox.h),
 //            KP_COPY(dst, src, n) (n T_t elements, no overlap);
@@ -144,6 +144,7 @@ struct MaxOp {
 #define kp_exp(x) (::std::exp(x))
 #define kp_log(x) (::std::log(x))
 #define kp_log1p(x) (::std::log1p(x))
+#define kp_tanh(x) (::std::tanh(x))
 #define kp_sqrt(x) (::std::sqrt(x))
 #define kp_pow(x, y) (::std::pow((x), (y)))
 #define kp_isnan(x) ((x) != (x))

@@ -12,6 +12,7 @@
 #include "oar/kp/family/norm.h"
 #include "oar/kp/family/optimizer.h"
 #include "oar/kp/family/pool.h"
+#include "oar/kp/family/rnn.h"
 #include "oar/kp/family/scan.h"
 #include "oar/kp/family/shape.h"
 #include "oar/kp/family/softmax.h"
@@ -33,6 +34,8 @@ oar_status_t register_families(Registrar& r) {
     if (oar_status_t st = Linalg<B>::register_ops(r)) return st;
   if (r.wants(kAttentionFamily))
     if (oar_status_t st = Attention<B>::register_ops(r)) return st;
+  if (r.wants(kRnnFamily))
+    if (oar_status_t st = Rnn<B>::register_ops(r)) return st;
   return r.status();
 }
 

@@ -12,6 +12,10 @@
 //   void read(const Operand&, void* dst, uint64_t bytes);        // device -> host, ordered
 //   void write(const Operand&, const void* src, uint64_t bytes); // host -> device, ordered
 //
+// and optionally, where the device has a BLAS (the CPU plugin's cblas):
+//
+//   void gemm(const Gemm&);  // families that multiply matrices (rnn) use it, else a lane kernel
+//
 // Operands are (memory handle, byte offset) pairs: a raw pointer on the CPU
 // and CUDA/HIP, a cl_mem in OpenCL, which is why a view's data is never
 // offset on the host.
@@ -34,6 +38,16 @@ struct Operand {
 inline Operand operand(const oar_tensor_view& v) {
   return {v.data, v.offset * int64_t(sdk::dtype_size(v.dtype))};
 }
+
+// C = op(A) op(B) (+ C when accumulate), row-major, dtype t (f32/f64): op(A)
+// is [M, K] (stored [K, M] when trans_a), op(B) [K, N] (stored [N, K] when
+// trans_b); ld* are the stored matrices' row strides in elements.
+struct Gemm {
+  oar_dtype_t t = OAR_DTYPE_F32;
+  bool trans_a = false, trans_b = false, accumulate = false;
+  int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
+  Operand a, b, c;
+};
 
 // One launch of a lane kernel over `lanes` lanes.
 struct Launch {

@@ -31,6 +31,7 @@ enum Families : uint32_t {
   kScanFamily = 1u << 8,
   kLinalgFamily = 1u << 9,
   kAttentionFamily = 1u << 10,
+  kRnnFamily = 1u << 11,
   kAllFamilies = 0xffffffffu,
 };
 

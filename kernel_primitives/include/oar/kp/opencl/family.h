@@ -53,6 +53,7 @@ inline float kp_param_value(long b) {
 #define kp_exp(x) exp(x)
 #define kp_log(x) log(x)
 #define kp_log1p(x) log1p(x)
+#define kp_tanh(x) tanh(x)
 #define kp_sqrt(x) sqrt(x)
 #define kp_pow(x, y) pow((x), (y))
 #define kp_isnan(x) ((x) != (x))
