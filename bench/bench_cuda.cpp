@@ -1,6 +1,6 @@
 // oar's CUDA plugin against the vendor baselines, side by side in one
 // process on one GPU:
-//  - matmul 4096^3 in f32 (TF32 off and on) and bf16, as a fraction of
+//  - matmul 4096^3 in f32 (TF32 off and on, through OAR_CUDA_ALLOW_TF32) and bf16, as a fraction of
 //    cuBLAS called directly (cublasGemmEx with the same types);
 //  - elementwise add of 64 Mi f32, as a fraction of device-to-device
 //    cudaMemcpy bandwidth (bytes moved per second: add moves 3n, a copy 2n).
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "oar/core.h"
+#include "oar/flags.h"
 
 using namespace oar;
 
@@ -104,7 +105,14 @@ void bench_add(Device dev) {
 
 }  // namespace
 
-int main() {
+// `bench_cuda [gemm|add ...]` runs only the named rows (a profiler run wants one).
+int main(int argc, char** argv) {
+  auto wanted = [&](const char* row) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == row) return true;
+    return false;
+  };
   const Runtime& rt = Runtime::get();
   std::vector<Device> gpus;
   for (Device d : rt.devices())
@@ -121,13 +129,16 @@ int main() {
   CUDA_OK(cudaSetDevice(dev.index));
   cublasHandle_t handle;
   CUBLAS_OK(cublasCreate(&handle));
-  bench_gemm(dev, DType::f32, false, handle);
-  bench_gemm(dev, DType::bf16, false, handle);
-  bench_add(dev);
-  if (std::getenv("OAR_CUDA_ALLOW_TF32") && std::string(std::getenv("OAR_CUDA_ALLOW_TF32")) == "1")
+  if (wanted("gemm")) {
+    // The plugin's TF32 flag is set for each row, so both sides use the same arithmetic.
+    Flags::instance().set("OAR_CUDA_ALLOW_TF32", "0");
+    bench_gemm(dev, DType::f32, false, handle);
+    bench_gemm(dev, DType::bf16, false, handle);
+    Flags::instance().set("OAR_CUDA_ALLOW_TF32", "1");
     bench_gemm(dev, DType::f32, true, handle);
-  else
-    std::printf("(set OAR_CUDA_ALLOW_TF32=1 to add the TF32 GEMM row)\n");
+    Flags::instance().set("OAR_CUDA_ALLOW_TF32", "0");
+  }
+  if (wanted("add")) bench_add(dev);
   CUBLAS_OK(cublasDestroy(handle));
   return 0;
 }

@@ -424,8 +424,15 @@ const oar_flag_definition kNcclTimeoutDefinition = {
     "teardown (comm_destroy) and an operation that cannot be enqueued; past it the call returns "
     "OAR_STATUS_TIMEOUT and a half-made communicator is aborted. Read at each call.",
     nullptr};
+const oar_flag_definition kVendorSolversDefinition = {
+    sizeof(oar_flag_definition), kVendorSolversFlag, OAR_FLAG_TYPE_BOOL, "0",
+    "Run the linalg factorizations on cuSOLVER and rnn_layer on cuDNN's RNN API instead of the "
+    "kernel families. Off until those kernels have passed the conformance suite on a GPU "
+    "(docs/gpu_check.md). Read at each kernel call.",
+    nullptr};
 const oar_flag_definition* const kFlags[] = {&kAllowTf32Definition, &kCudnnExhaustiveSearchDefinition,
-                                             &kCudnnWorkspaceLimitDefinition, &kNcclTimeoutDefinition};
+                                             &kCudnnWorkspaceLimitDefinition, &kNcclTimeoutDefinition,
+                                             &kVendorSolversDefinition};
 #endif
 
 oar_plugin_api g_api;

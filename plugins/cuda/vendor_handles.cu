@@ -1,4 +1,4 @@
-// Per-(device, thread) cuBLAS / cuBLASLt / cuDNN handles, typed errors from
+// Per-(device, thread) cuBLAS / cuDNN / cuSOLVER handles, typed errors from
 // the libraries' status codes, and flag reading for the vendor-library
 // kernels (see vendor_handles.h). Handles live in thread-local storage and
 // are destroyed when their thread exits; creating one costs far more than a
@@ -47,6 +47,7 @@ void destroy_on_devices(std::vector<H>& handles, Destroy destroy) {
 struct ThreadHandles {
   std::vector<cublasHandle_t> blas;
   std::vector<cudnnHandle_t> dnn;
+  std::vector<cusolverDnHandle_t> solver;
 
   ThreadHandles() = default;
   ThreadHandles(const ThreadHandles&) = delete;
@@ -55,6 +56,7 @@ struct ThreadHandles {
     if (g_keep_handles.load()) return;  // the process is exiting: the runtime may be gone
     destroy_on_devices(blas, [](cublasHandle_t h) { cublas().Destroy(h); });
     destroy_on_devices(dnn, [](cudnnHandle_t h) { cudnn().Destroy(h); });
+    destroy_on_devices(solver, [](cusolverDnHandle_t h) { cusolver().Destroy(h); });
   }
 };
 
@@ -111,6 +113,33 @@ cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream) {
   }
   check_cudnn(cudnn().SetStream(h, stream), "cudnnSetStream");
   return h;
+}
+
+cusolverDnHandle_t cusolver_handle(int32_t device, gpu::Stream stream) {
+  cusolverDnHandle_t& h = slot(thread_handles().solver, device);
+  if (h == nullptr) {
+    register_exit_handler();
+    check_cusolver(cusolver().Create(&h), "cusolverDnCreate");
+  }
+  check_cusolver(cusolver().SetStream(h, stream), "cusolverDnSetStream");
+  return h;
+}
+
+void fail_cusolver(cusolverStatus_t status, const char* what) {
+  oar_status_t code = OAR_STATUS_DEVICE_ERROR;
+  const char* name = "an unknown status";
+  switch (status) {
+    case CUSOLVER_STATUS_NOT_INITIALIZED: name = "CUSOLVER_STATUS_NOT_INITIALIZED"; break;
+    case CUSOLVER_STATUS_ALLOC_FAILED: name = "CUSOLVER_STATUS_ALLOC_FAILED"; code = OAR_STATUS_OUT_OF_MEMORY; break;
+    case CUSOLVER_STATUS_INVALID_VALUE: name = "CUSOLVER_STATUS_INVALID_VALUE"; break;
+    case CUSOLVER_STATUS_ARCH_MISMATCH: name = "CUSOLVER_STATUS_ARCH_MISMATCH"; code = OAR_STATUS_UNSUPPORTED; break;
+    case CUSOLVER_STATUS_EXECUTION_FAILED: name = "CUSOLVER_STATUS_EXECUTION_FAILED"; break;
+    case CUSOLVER_STATUS_INTERNAL_ERROR: name = "CUSOLVER_STATUS_INTERNAL_ERROR"; break;
+    case CUSOLVER_STATUS_NOT_SUPPORTED: name = "CUSOLVER_STATUS_NOT_SUPPORTED"; code = OAR_STATUS_UNSUPPORTED; break;
+    default: break;
+  }
+  // cuSOLVER has no status-to-string call: the name and the number.
+  fail(code, std::string(what) + ": cuSOLVER " + name + " (" + std::to_string(int(status)) + ")");
 }
 
 void fail_cublas(cublasStatus_t status, const char* what) {

@@ -1,4 +1,4 @@
-// Handles of the vendor libraries (cuBLAS, cuBLASLt, cuDNN) for the CUDA
+// Handles of the vendor libraries (cuBLAS, cuDNN, cuSOLVER) for the CUDA
 // plugin's kernels, typed errors from their status codes, and the plugin
 // flags those kernels read. A handle is created lazily per (device, thread)
 // and bound to the call's stream on every use: binding a stream to a handle
@@ -20,6 +20,8 @@ namespace oar_gpu {
 cublasHandle_t cublas_handle(int32_t device, gpu::Stream stream);
 // This thread's cuDNN handle for `device` (which must be current), bound to `stream`.
 cudnnHandle_t cudnn_handle(int32_t device, gpu::Stream stream);
+// This thread's cuSOLVER (dense) handle for `device` (which must be current), bound to `stream`.
+cusolverDnHandle_t cusolver_handle(int32_t device, gpu::Stream stream);
 
 // From here on a thread's exit leaves its handles to the process's end
 // instead of destroying them: at exit the CUDA runtime may already be torn
@@ -33,11 +35,15 @@ void stop_destroying_handles();
 // the library does not implement, DEVICE_ERROR otherwise.
 [[noreturn]] void fail_cublas(cublasStatus_t status, const char* what);
 [[noreturn]] void fail_cudnn(cudnnStatus_t status, const char* what);
+[[noreturn]] void fail_cusolver(cusolverStatus_t status, const char* what);
 inline void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) fail_cublas(status, what);
 }
 inline void check_cudnn(cudnnStatus_t status, const char* what) {
   if (status != CUDNN_STATUS_SUCCESS) fail_cudnn(status, what);
+}
+inline void check_cusolver(cusolverStatus_t status, const char* what) {
+  if (status != CUSOLVER_STATUS_SUCCESS) fail_cusolver(status, what);
 }
 
 // Current value of an OAR_* flag through the host table, read at each call
@@ -52,6 +58,7 @@ inline constexpr const char* kAllowTf32Flag = "OAR_CUDA_ALLOW_TF32";
 inline constexpr const char* kCudnnExhaustiveSearchFlag = "OAR_CUDA_CUDNN_EXHAUSTIVE_SEARCH";
 inline constexpr const char* kCudnnWorkspaceLimitFlag = "OAR_CUDA_CUDNN_WORKSPACE_LIMIT_MB";
 inline constexpr const char* kNcclTimeoutFlag = "OAR_CUDA_NCCL_TIMEOUT_MS";
+inline constexpr const char* kVendorSolversFlag = "OAR_CUDA_VENDOR_SOLVERS";
 
 // May f32 matmul / convolution round inputs to TF32?
 inline bool allow_tf32() { return flag_bool(kAllowTf32Flag, false); }
@@ -59,6 +66,11 @@ inline bool allow_tf32() { return flag_bool(kAllowTf32Flag, false); }
 inline bool cudnn_exhaustive_search() { return flag_bool(kCudnnExhaustiveSearchFlag, false); }
 // Largest cuDNN workspace in MiB.
 inline int64_t cudnn_workspace_limit_mb() { return flag_int(kCudnnWorkspaceLimitFlag, 1024); }
+
+// Run the linalg factorizations on cuSOLVER and rnn_layer on cuDNN (ops/linalg.cu,
+// ops/rnn.cu) instead of the kernel families? Off until they have passed the
+// conformance suite on a GPU (docs/gpu_check.md).
+inline bool vendor_solvers() { return flag_bool(kVendorSolversFlag, false); }
 
 // Longest wait of a collectives call for its peers (communicator set-up,
 // teardown, an operation that cannot be enqueued), in ms.

@@ -1,4 +1,4 @@
-// Lazy loading of cuBLAS, cuDNN and NCCL (see vendor_loader.h for why).
+// Lazy loading of cuBLAS, cuDNN, cuSOLVER and NCCL (see vendor_loader.h for why).
 #include "vendor_loader.h"
 
 #include <dlfcn.h>
@@ -50,8 +50,10 @@ void resolve(void* lib, const std::string& soname, const char* symbol, Fn& out) 
 
 OAR_DEFINE_VENDOR_LOADER(CublasApi, cublas, "libcublas", CUBLAS_VER_MAJOR, "cuBLAS, for matmul on cuda",
                          OAR_CUBLAS_ENTRY_POINTS)
-OAR_DEFINE_VENDOR_LOADER(CudnnApi, cudnn, "libcudnn", CUDNN_MAJOR, "cuDNN, for convolution and softmax on cuda",
+OAR_DEFINE_VENDOR_LOADER(CudnnApi, cudnn, "libcudnn", CUDNN_MAJOR, "cuDNN, for convolution, softmax and recurrent layers on cuda",
                          OAR_CUDNN_ENTRY_POINTS)
+OAR_DEFINE_VENDOR_LOADER(CusolverApi, cusolver, "libcusolver", CUSOLVER_VER_MAJOR,
+                         "cuSOLVER, for linalg factorizations on cuda", OAR_CUSOLVER_ENTRY_POINTS)
 OAR_DEFINE_VENDOR_LOADER(NcclApi, nccl, "libnccl", NCCL_MAJOR, "NCCL, for collectives on cuda",
                          OAR_NCCL_ENTRY_POINTS)
 

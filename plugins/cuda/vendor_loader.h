@@ -1,4 +1,4 @@
-// NVIDIA's libraries (cuBLAS, cuDNN, NCCL), opened on first use instead of
+// NVIDIA's libraries (cuBLAS, cuDNN, cuSOLVER, NCCL), opened on first use instead of
 // linked. libcublasLt (which cuBLAS loads) carries its own LLVM, and with it
 // in the process PoCL's kernel compiler aborts ("Failed to create kernel
 // compiler pass inline-kernels"); cuDNN's runtime-compiled engines and NCCL
@@ -14,6 +14,7 @@
 
 #include <cublas_v2.h>
 #include <cudnn.h>
+#include <cusolverDn.h>
 #include <nccl.h>
 
 namespace oar_gpu {
@@ -21,7 +22,7 @@ namespace oar_gpu {
 #define OAR_CUBLAS_ENTRY_POINTS(X)                                                                          \
   X(cublas, Create) X(cublas, Destroy) X(cublas, SetStream) X(cublas, SetWorkspace) X(cublas, SetMathMode) \
   X(cublas, GetStatusName) X(cublas, GetStatusString) X(cublas, GemmStridedBatchedEx_64)                   \
-  X(cublas, DgemmStridedBatched_64)
+  X(cublas, DgemmStridedBatched_64) X(cublas, Strsm) X(cublas, Dtrsm)
 
 #define OAR_CUDNN_ENTRY_POINTS(X)                                                                            \
   X(cudnn, Create) X(cudnn, Destroy) X(cudnn, SetStream) X(cudnn, GetErrorString) X(cudnn, GetLastErrorString) \
@@ -36,7 +37,23 @@ namespace oar_gpu {
   X(cudnn, GetConvolutionBackwardDataWorkspaceSize) X(cudnn, ConvolutionBackwardData)                          \
   X(cudnn, GetConvolutionBackwardFilterAlgorithmMaxCount) X(cudnn, GetConvolutionBackwardFilterAlgorithm_v7)   \
   X(cudnn, FindConvolutionBackwardFilterAlgorithmEx) X(cudnn, GetConvolutionBackwardFilterWorkspaceSize)       \
-  X(cudnn, ConvolutionBackwardFilter) X(cudnn, SoftmaxForward) X(cudnn, SoftmaxBackward)
+  X(cudnn, ConvolutionBackwardFilter) X(cudnn, SoftmaxForward) X(cudnn, SoftmaxBackward)                       \
+  X(cudnn, SetTensorNdDescriptor) X(cudnn, CreateDropoutDescriptor) X(cudnn, SetDropoutDescriptor)             \
+  X(cudnn, DestroyDropoutDescriptor) X(cudnn, CreateRNNDescriptor) X(cudnn, SetRNNDescriptor_v8)               \
+  X(cudnn, DestroyRNNDescriptor) X(cudnn, CreateRNNDataDescriptor) X(cudnn, SetRNNDataDescriptor)              \
+  X(cudnn, DestroyRNNDataDescriptor) X(cudnn, GetRNNWeightSpaceSize) X(cudnn, GetRNNTempSpaceSizes)            \
+  X(cudnn, GetRNNWeightParams) X(cudnn, RNNForward) X(cudnn, RNNBackwardData_v8) X(cudnn, RNNBackwardWeights_v8)
+
+// The dense LAPACK-style solvers, one entry per precision (S, D).
+#define OAR_CUSOLVER_ENTRY_POINTS(X)                                                                         \
+  X(cusolverDn, Create) X(cusolverDn, Destroy) X(cusolverDn, SetStream)                                      \
+  X(cusolverDn, Spotrf_bufferSize) X(cusolverDn, Dpotrf_bufferSize) X(cusolverDn, Spotrf) X(cusolverDn, Dpotrf) \
+  X(cusolverDn, Sgetrf_bufferSize) X(cusolverDn, Dgetrf_bufferSize) X(cusolverDn, Sgetrf) X(cusolverDn, Dgetrf) \
+  X(cusolverDn, Sgetrs) X(cusolverDn, Dgetrs)                                                                \
+  X(cusolverDn, Sgeqrf_bufferSize) X(cusolverDn, Dgeqrf_bufferSize) X(cusolverDn, Sgeqrf) X(cusolverDn, Dgeqrf) \
+  X(cusolverDn, Sorgqr_bufferSize) X(cusolverDn, Dorgqr_bufferSize) X(cusolverDn, Sorgqr) X(cusolverDn, Dorgqr) \
+  X(cusolverDn, Ssyevd_bufferSize) X(cusolverDn, Dsyevd_bufferSize) X(cusolverDn, Ssyevd) X(cusolverDn, Dsyevd) \
+  X(cusolverDn, Sgesvd_bufferSize) X(cusolverDn, Dgesvd_bufferSize) X(cusolverDn, Sgesvd) X(cusolverDn, Dgesvd)
 
 #define OAR_NCCL_ENTRY_POINTS(X)                                                                         \
   X(nccl, GetErrorString) X(nccl, GetLastError) X(nccl, GetUniqueId) X(nccl, CommInitRankConfig)         \
@@ -53,6 +70,9 @@ struct CublasApi {
 struct CudnnApi {
   OAR_CUDNN_ENTRY_POINTS(OAR_VENDOR_ENTRY_FIELD)
 };
+struct CusolverApi {
+  OAR_CUSOLVER_ENTRY_POINTS(OAR_VENDOR_ENTRY_FIELD)
+};
 struct NcclApi {
   OAR_NCCL_ENTRY_POINTS(OAR_VENDOR_ENTRY_FIELD)
 };
@@ -64,6 +84,7 @@ struct NcclApi {
 // tried again on the next call.
 const CublasApi& cublas();
 const CudnnApi& cudnn();
+const CusolverApi& cusolver();
 const NcclApi& nccl();
 
 }  // namespace oar_gpu

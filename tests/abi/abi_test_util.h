@@ -41,6 +41,9 @@ inline std::string read_file(const std::string& path) {
 
 // Runs `program args...` under `env -i` plus `env`, so nothing from the
 // caller's environment (an OAR_PLUGIN_PATH of the developer's) leaks in.
+// LD_LIBRARY_PATH is the exception: it is how the dynamic linker finds the
+// plugins' libraries where they are not installed system-wide (a packed
+// build on a GPU machine), and it is no oar setting.
 inline ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
                                  const EnvList& env) {
   char err_path[] = "/tmp/oar_abi_stderr_XXXXXX";
@@ -57,6 +60,7 @@ inline ProcessResult run_process(const std::string& program, const std::vector<s
     cmd += ' ';
     cmd += shell_quote(word);
   };
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) add(std::string("LD_LIBRARY_PATH=") + ld);
   for (const auto& [k, v] : env) add(k + "=" + v);
   add(program);
   for (const auto& a : args) add(a);

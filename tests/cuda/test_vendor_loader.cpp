@@ -1,4 +1,4 @@
-// The lazy loader of cuBLAS, cuDNN and NCCL (plugins/cuda/vendor_loader.h),
+// The lazy loader of cuBLAS, cuDNN, cuSOLVER and NCCL (plugins/cuda/vendor_loader.h),
 // on any machine with the libraries installed, GPU or not: nothing is loaded
 // before first use, every entry point the plugin calls resolves in the
 // installed library (a renamed or versioned symbol fails here, not at a
@@ -38,6 +38,15 @@ TEST(VendorLoader, CudnnIsOpenedAtFirstUseWithEveryEntryPoint) {
   EXPECT_TRUE(in_process(soname));
   OAR_CUDNN_ENTRY_POINTS(OAR_EXPECT_RESOLVED)
   EXPECT_STREQ(api.GetErrorString(CUDNN_STATUS_BAD_PARAM), "CUDNN_STATUS_BAD_PARAM");
+}
+
+TEST(VendorLoader, CusolverIsOpenedAtFirstUseWithEveryEntryPoint) {
+  const std::string soname = "libcusolver.so." + std::to_string(CUSOLVER_VER_MAJOR);
+  EXPECT_FALSE(in_process(soname));
+  const oar_gpu::CusolverApi& api = oar_gpu::cusolver();
+  EXPECT_TRUE(in_process(soname));
+  OAR_CUSOLVER_ENTRY_POINTS(OAR_EXPECT_RESOLVED)
+  EXPECT_EQ(&oar_gpu::cusolver(), &api);
 }
 
 TEST(VendorLoader, NcclIsOpenedAtFirstUseWithEveryEntryPoint) {

@@ -74,6 +74,41 @@ def test_gradients_match_finite_differences(device, causal):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_float_mask_gets_its_gradient(device, causal):
+    # PyTorch's math path differentiates an additive mask; the fused op does too (out and lse).
+    q, k, v = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    inputs = (T(q, device, True), T(k, device, True), T(v, device, True), T(rng.standard_normal((2, 4, 5)), device, True))
+
+    def fused(a, b, c, m):
+        return oar.ops.attention_fused(a, b, c, m, causal=causal, scale=0.6)
+
+    assert oar.autograd.gradcheck(fused, inputs, atol=1e-6, rtol=1e-4)
+    out, lse = fused(*inputs)
+    (out.sum() + lse.sum()).backward()
+    g = inputs[3].grad.cpu().numpy()
+    if causal:  # masked-out scores have no influence
+        assert np.all(g[:, np.triu_indices(4, 1, 5)[0], np.triu_indices(4, 1, 5)[1]] == 0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sdpa_broadcast_float_mask_gradient_matches_composite(device):
+    q, k, v = (rng.standard_normal((2, 3, 6, 8)) for _ in range(3))
+    m = rng.standard_normal((6, 6))
+    a = [T(x, device, True) for x in (q, k, v, m)]
+    b = [T(x, device, True) for x in (q, k, v, m)]
+    out = F.scaled_dot_product_attention(a[0], a[1], a[2], attn_mask=a[3])
+    comp = F.softmax(b[0] @ b[1].mT / np.sqrt(8) + b[3], dim=-1) @ b[2]
+    np.testing.assert_allclose(out.detach().cpu().numpy(), comp.detach().cpu().numpy(), rtol=1e-10, atol=1e-12)
+    w = T(rng.standard_normal(out.shape), device)
+    (out * w).sum().backward()
+    (comp * w).sum().backward()
+    assert tuple(a[3].grad.shape) == (6, 6)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x.grad.cpu().numpy(), y.grad.cpu().numpy(), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_sdpa_uses_the_fused_kernel_and_matches_composite(device):
     q, k, v = (rng.standard_normal((2, 3, 6, 8)) for _ in range(3))
     bool_mask = rng.random((6, 6)) > 0.3

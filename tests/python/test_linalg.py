@@ -276,3 +276,50 @@ def test_matches_pytorch():
     Q, R = oar.qr(oar.tensor(tall, dtype=oar.float64), some=False)
     assert tuple(Q.shape) == (5, 5) and tuple(R.shape) == (5, 3)
     np.testing.assert_allclose(N(Q), from_torch(torch.qr(to_torch(tall), some=False).Q), atol=1e-10)
+
+
+def cofactor_matrix(a):
+    """C[i, j] = (-1)^(i+j) det(minor(i, j)): the gradient of det at any A, singular or not."""
+    n = a.shape[0]
+    c = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, 0), j, 1)
+            c[i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return c
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(device):
+    # Exactly singular (a zero pivot): no inverse, but det still has a gradient, as in PyTorch.
+    mats = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],   # rank 2
+                     [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]],   # invertible, same batch
+                     [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [4.0, 5.0, 7.0]]])  # a zero row
+    a = T(mats, device, grad=True)
+    d = oar.linalg.det(a)
+    np.testing.assert_allclose(d.detach().cpu().numpy(), np.linalg.det(mats), atol=1e-12)
+    w = np.array([0.5, -1.5, 2.0])
+    (d * T(w, device)).sum().backward()
+    want = np.stack([wi * cofactor_matrix(m) for wi, m in zip(w, mats)])
+    # det is a polynomial in A's entries, so the cofactors are exact. (Debian's PyTorch 1.13 is no
+    # reference here: its backward returns zeros at exactly singular inputs.)
+    np.testing.assert_allclose(a.grad.cpu().numpy(), want, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lu_factor_gradients(device):
+    # Square A: the packed LU and the P, L, U of linalg.lu get gradients (the pivots are piecewise
+    # constant, so finite differences see the same row order); PyTorch's numbers where installed.
+    a = rng.standard_normal((2, 4, 4)) + 3 * np.eye(4)[[2, 0, 3, 1]]  # pivoting happens, well conditioned
+    _gradcheck(lambda x: oar.linalg.lu_factor(x).LU, a, device=device)
+    _gradcheck(lambda x: tuple(oar.linalg.lu(x))[1:], a, device=device)
+    w = rng.standard_normal((2, 4, 4))
+    x = T(a, device, grad=True)
+    (oar.linalg.lu_factor(x).LU * T(w, device)).sum().backward()
+    torch = import_torch()
+    if torch is not None:
+        tx = to_torch(a).requires_grad_()
+        (torch.linalg.lu_factor(tx).LU * to_torch(w)).sum().backward()
+        np.testing.assert_allclose(N(x.grad), from_torch(tx.grad), rtol=1e-9, atol=1e-10)
+    with pytest.raises(NotImplementedError, match="non-square"):
+        oar.linalg.lu_factor(T(rng.standard_normal((5, 3)), device, grad=True))

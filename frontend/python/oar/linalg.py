@@ -113,9 +113,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         raise _C.ShapeError(f"linalg.lu_factor: A must have at least 2 dimensions, got shape {tuple(A.shape)}")
     if not pivot:
         raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented (pivot=False)")
-    if A.requires_grad and _C.is_grad_enabled():
-        raise NotImplementedError("linalg.lu_factor: the derivative of the LU factorization is not implemented; "
-                                  "use linalg.solve / inv / det, which have gradients")
+    if A.requires_grad and _C.is_grad_enabled() and A.shape[-2] != A.shape[-1]:
+        raise NotImplementedError("linalg.lu_factor: the derivative of the LU factorization of a non-square "
+                                  f"matrix is not implemented (got shape {tuple(A.shape)})")
     LU, pivots, info = ops.linalg_lu_factor(A)
     if check_errors:
         _raise_info("lu_factor", info, lambda v: f"U[{v},{v}] is zero, singular U.")

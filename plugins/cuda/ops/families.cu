@@ -20,8 +20,15 @@ struct GpuFamilyBackend : private CurrentDevice, oar::kp::gpu::FamilyBackend {
   explicit GpuFamilyBackend(const oar::sdk::KernelArgs& a)
       : CurrentDevice(a), oar::kp::gpu::FamilyBackend(a, to_stream(a.context().stream)) {}
 #if !defined(OAR_GPU_HIP)
-  // The families' matrix products on cuBLAS (HIP builds use the lane kernel).
-  void gemm(const oar::kp::family::Gemm& g) { family_gemm(args(), to_stream(args().context().stream), g); }
+  // The families' matrix products on cuBLAS (HIP builds use the lane kernel),
+  // all of one kernel call on one cuBLAS workspace: an RNN's thousands of
+  // steps must not each hold their own until the call returns.
+  void gemm(const oar::kp::family::Gemm& g) {
+    family_gemm(args(), to_stream(args().context().stream), g, &blas_workspace_);
+  }
+
+ private:
+  void* blas_workspace_ = nullptr;
 #endif
 };
 

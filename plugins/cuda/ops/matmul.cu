@@ -275,13 +275,15 @@ oar_status_t matmul_kernel(const oar_kernel_context* ctx) {
 
 }  // namespace
 
-void family_gemm(const oar::sdk::KernelArgs& args, gpu::Stream stream, const oar::kp::family::Gemm& g) {
+void family_gemm(const oar::sdk::KernelArgs& args, gpu::Stream stream, const oar::kp::family::Gemm& g,
+                 void** workspace) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: each operand is read as
   // stored, with its transpose flag.
   const int32_t device = args.context().device_index;
   cublasHandle_t h = cublas_handle(device, stream);
   const uint64_t ws_bytes = blas_workspace_bytes(device);
-  check_cublas(cublas().SetWorkspace(h, args.workspace(ws_bytes), ws_bytes), "cublasSetWorkspace");
+  if (*workspace == nullptr) *workspace = args.workspace(ws_bytes);
+  check_cublas(cublas().SetWorkspace(h, *workspace, ws_bytes), "cublasSetWorkspace");
   const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const char* pa = static_cast<const char*>(g.a.mem) + g.a.offset;
   const char* pb = static_cast<const char*>(g.b.mem) + g.b.offset;

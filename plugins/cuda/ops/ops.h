@@ -23,8 +23,12 @@ oar_status_t register_family_kernels(const oar_kernel_registrar* r);
 oar_status_t register_matmul_kernels(const oar_kernel_registrar* r);
 oar_status_t register_conv_kernels(const oar_kernel_registrar* r);
 oar_status_t register_softmax_kernels(const oar_kernel_registrar* r);
+oar_status_t register_linalg_kernels(const oar_kernel_registrar* r);
+oar_status_t register_rnn_kernels(const oar_kernel_registrar* r);
 // The families' matrix products (kp/family/launch.h's optional gemm) on cuBLAS (matmul.cu).
-void family_gemm(const oar::sdk::KernelArgs& a, oar::kp::gpu::Stream stream, const oar::kp::family::Gemm& g);
+// *workspace is the call's cuBLAS workspace, taken from the core at the first product.
+void family_gemm(const oar::sdk::KernelArgs& a, oar::kp::gpu::Stream stream, const oar::kp::family::Gemm& g,
+                 void** workspace);
 #endif
 
 oar_status_t register_all_kernels(const oar_kernel_registrar* r);

@@ -9,6 +9,7 @@ oar_status_t register_all_kernels(const oar_kernel_registrar* r) {
       register_family_kernels,
 #if !defined(OAR_GPU_HIP)
       register_matmul_kernels,      register_conv_kernels,      register_softmax_kernels,
+      register_linalg_kernels,      register_rnn_kernels,
 #endif
   };
   for (auto group : groups)

@@ -44,6 +44,44 @@ Tensor qr_grad_tall(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const T
   return solve_tri_right(mT(R), b, false);
 }
 
+// adj(A)^T for square A = U diag(S) V^T: det(U) det(V) U diag(p) V^T with
+// p_i the product of the singular values but s_i (no division, so it holds
+// for singular A).
+Tensor cofactors(const Tensor& A) {
+  auto usv = ops("linalg_svd", {A}, {{"full_matrices", false}});
+  const Tensor &U = usv[0], &S = usv[1], &Vh = usv[2];
+  const int64_t n = S.shape().back();
+  Tensor eye = eye_like(S, n);
+  // others[..., i, j] = s_j off the diagonal, 1 on it.
+  Tensor others = add(mul(S.unsqueeze(-2), sub(ones_like(eye), eye)), eye);
+  Tensor p = op("prod", {others}, {{"dims", std::vector<int64_t>{-1}}, {"keepdim", false}});
+  Tensor sign = mul(op("linalg_det", {U}), op("linalg_det", {Vh}));
+  return mul(mm(mul(U, p.unsqueeze(-2)), Vh), sign.unsqueeze(-1).unsqueeze(-1));
+}
+
+// P with A = P L U from LAPACK's 1-based row swaps [..., n] (applied in
+// order), built on the host: the pivots are n small integers per matrix.
+Tensor permutation_from_pivots(const Tensor& pivots, int64_t n, const Tensor& like) {
+  const std::vector<int64_t> piv = pivots.to(DType::i64).to(Device::cpu()).to_vector<int64_t>();
+  const int64_t batch = n ? int64_t(piv.size()) / n : 0;
+  std::vector<double> mats(size_t(batch * n * n), 0.0);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<int64_t> p(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) p[size_t(i)] = i;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t r = piv[size_t(b * n + i)] - 1;
+      if (r >= 0 && r < n) std::swap(p[size_t(i)], p[size_t(r)]);
+    }
+    for (int64_t j = 0; j < n; ++j) mats[size_t(b * n * n + p[size_t(j)] * n + j)] = 1.0;
+  }
+  Shape shape(like.shape().begin(), like.shape().end() - 2);
+  shape.push_back(n);
+  shape.push_back(n);
+  return Tensor::from_host(mats.data(), int64_t(mats.size()), shape, DType::f64, Device::cpu())
+      .to(like.dtype())
+      .to(like.device());
+}
+
 void register_linalg_rules() {
   for (const char* name : {"tril", "triu"}) {
     const bool upper = name[3] == 'u';
@@ -172,10 +210,36 @@ void register_linalg_rules() {
     return {neg(mm(it, mm(c.grad_or_zeros(0), it)))};
   });
 
-  // d det = det tr(A^{-1} dA): gA = g det A^{-T} (needs A invertible).
+  // A = P L U (square): with gL = tril(gLU, -1), gU = triu(gLU),
+  // phi = tril(L^T gL, -1) + triu(gU U^T) and gA = P L^{-T} phi U^{-T}
+  // (PyTorch's linalg_lu_backward for m = n). The pivots are piecewise constant.
+  register_grad_rule("linalg_lu_factor", [](const GradContext& c) -> std::vector<Tensor> {
+    const Tensor& A = c.inputs[0];
+    const int64_t m = A.shape()[A.dim() - 2], n = A.shape().back();
+    if (m != n)
+      throw NotImplementedError(str("linalg.lu_factor: the derivative is implemented for square matrices, got ",
+                                    shape_str(A.shape())));
+    const Tensor& LU = c.outputs[0];
+    Tensor g = c.grad_or_zeros(0);
+    Tensor L = add(tril(LU, -1), eye_like(LU, n)), U = triu(LU);
+    Tensor phi = add(tril(mm(mT(L), tril(g, -1)), -1), triu(mm(triu(g), mT(U))));
+    Tensor x = solve_tri(mT(L), phi, true, true);
+    Tensor y = solve_tri_right(mT(U), x, false);
+    return {mm(permutation_from_pivots(c.outputs[1], n, A), y)};
+  });
+
+  // d det = tr(adj(A) dA): gA = g adj(A)^T, the cofactor matrix. For an
+  // invertible A that is det A^{-T}; where some det is exactly 0 (a zero
+  // pivot, so no inverse) the whole batch takes the SVD form, as PyTorch's
+  // linalg_det_backward does. Checking for it reads the dets back (one sync).
   register_grad_rule("linalg_det", [](const GradContext& c) -> std::vector<Tensor> {
-    Tensor gd = mul(c.grad_or_zeros(0), c.outputs[0]);
-    return {mul(gd.unsqueeze(-1).unsqueeze(-1), mT(op("linalg_inv", {c.inputs[0]})))};
+    const Tensor& A = c.inputs[0];
+    const Tensor& det = c.outputs[0];
+    Tensor g = c.grad_or_zeros(0);
+    Tensor singular = op("eq", {det, scalar_like(det, 0.0)});
+    if (op("sum", {singular.to(det.dtype())}).item() == 0)
+      return {mul(mul(g, det).unsqueeze(-1).unsqueeze(-1), mT(op("linalg_inv", {A})))};
+    return {mul(g.unsqueeze(-1).unsqueeze(-1), cofactors(A))};
   });
 
   // d log|det| = tr(A^{-1} dA); the sign is piecewise constant.

@@ -226,6 +226,22 @@ std::vector<Tensor> layer_norm_rule(const GradContext& c) {
   return out;
 }
 
+// d loss / d mask of attention_fused: with P = exp(scale q k^T + mask - lse)
+// (zero above the diagonal when causal), dS = P * (gO v^T - rowsum(gO * out)
+// + grad_lse). Built from ops, so it is differentiable again.
+Tensor attention_mask_grad(const GradContext& c) {
+  const Tensor &q = c.inputs[0], &k = c.inputs[1], &v = c.inputs[2], &mask = c.inputs[3];
+  const Tensor &out = c.outputs[0], &lse = c.outputs[1];
+  Tensor scores = add(mul(op("matmul", {q, k.transpose(-1, -2)}), scalar_like(q, c.attrs.get_float("scale"))), mask);
+  Tensor p = op("exp", {sub(scores, lse.unsqueeze(-1))});
+  if (c.attrs.has("causal") && c.attrs.get_bool("causal")) p = op("tril", {p}, {{"diagonal", int64_t(0)}});
+  Tensor g_out = c.grad_or_zeros(0);
+  Tensor dp = sub(op("matmul", {g_out, v.transpose(-1, -2)}),
+                  op("sum", {mul(g_out, out)}, {{"dims", std::vector<int64_t>{-1}}, {"keepdim", true}}));
+  if (c.grads[1].defined()) dp = add(dp, c.grads[1].unsqueeze(-1));
+  return mul(p, dp);
+}
+
 }  // namespace
 
 void register_nn_grad_rules() {
@@ -371,13 +387,15 @@ void register_nn_grad_rules() {
   });
 
   // Fused attention: one backward kernel for q, k and v (recomputing the
-  // probabilities from lse); the additive mask gets no gradient (the catalog says so).
+  // probabilities from lse). A float mask that requires grad (as PyTorch's
+  // math path allows) gets dS, which has the mask's [..., L, S] shape anyway.
   register_grad_rule("attention_fused", [](const GradContext& c) -> std::vector<Tensor> {
     auto g = ops("attention_fused_backward",
                  {c.grad_or_zeros(0), c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.outputs[0], c.outputs[1],
                   c.grads[1]},
                  c.attrs);
-    return {g[0], g[1], g[2], Tensor()};
+    Tensor grad_mask = c.inputs[3].defined() && c.needs(3) ? attention_mask_grad(c) : Tensor();
+    return {g[0], g[1], g[2], grad_mask};
   });
 
   // Fused recurrent layer: one backward kernel (it recomputes the forward)

@@ -62,8 +62,8 @@ void register_attention_ops(OpRegistry& r) {
                       return {{out, c.dtype(0)}, {lse, c.dtype(0)}};
                     },
                     "softmax(scale * query key^T + attn_mask) value, causal: key j seen by query i when j <= i; lse "
-                    "= log-sum-exp of each query row's scores. No [L, S] matrix is stored (the attn_mask gets no "
-                    "gradient)",
+                    "= log-sum-exp of each query row's scores. No [L, S] matrix is stored (but for the gradient "
+                    "of an attn_mask that requires one)",
                     DTypePolicy::kNone),
         {"[2,5,4] [2,6,4] [2,6,3] - scale=0.5", "[4,3] [4,3] [4,2] - causal=true scale=0.7",
          "[2,3,4] [2,5,4] [2,5,4] [2,3,5] scale=1.0"});

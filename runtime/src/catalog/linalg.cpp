@@ -186,8 +186,8 @@ void register_linalg_ops(OpRegistry& r) {
                                     {batch_of(s), DType::i32}};
                           },
                           "LU factorization with partial pivoting (LAPACK getrf): L (unit, below the diagonal) and U "
-                          "packed in LU, 1-based row swaps, info = first zero pivot + 1 (0 if none)"),
-            Gradient::kNone),
+                          "packed in LU, 1-based row swaps, info = first zero pivot + 1 (0 if none); LU has a "
+                          "gradient for square A")),
         {"[4,4]", "[2,3,5]", "[5,3]"});
 
   r.add(backward_kernel(

@@ -120,12 +120,12 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
 
 
 def _fusable(query, key, value, mask):
-    """Whether the fused kernel (catalog attention_fused) computes this call: one floating dtype, and a
-    mask that needs no gradient (the kernel gives the mask none)."""
+    """Whether the fused kernel (catalog attention_fused) computes this call: one floating dtype (a float
+    mask that requires grad gets its gradient from the rule, built from ops)."""
     if query.dtype not in (_C.dtype.float32, _C.dtype.float64) or key.dtype != query.dtype or \
             value.dtype != query.dtype:
         return False  # 16-bit floats are composed (the kernel accumulates gradients in the input's dtype)
-    return mask is None or mask.dtype == _C.dtype.bool or not mask.requires_grad
+    return True
 
 
 def _fused(query, key, value, mask, is_causal, scale):
