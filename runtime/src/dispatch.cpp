@@ -444,6 +444,17 @@ std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, 
   // A view runs as its Tensor method, which records its own gradient and graph node.
   if (op.view) return op.decompose(inputs, attrs);
   graph::Tracer* tracer = graph::Tracer::active();
+  // A public composite (flip, logsumexp, ...) is a convenience of the API: a
+  // graph records its parts, which export to ONNX and take part in fusion passes.
+  // So does a gradient: the parts record it. Inference still checks the call.
+  const bool public_composite = op.decompose && op.role == OpRole::kPublic &&
+                                (op.gradient == Gradient::kDecomposition || op.gradient == Gradient::kNone);
+  const bool parts_carry_gradient = op.gradient == Gradient::kDecomposition && autograd::is_grad_enabled() &&
+                                    autograd::any_requires_grad(inputs);
+  if (public_composite && (tracer != nullptr || parts_carry_gradient)) {
+    op.infer(InferContext{op, inputs, attrs, common_device(op, inputs, options)});
+    return op.decompose(inputs, attrs);
+  }
   // A fusion has no gradient rule (its catalog entry says so): when a gradient
   // is wanted it runs as its parts, each recording its own node.
   if (op.gradient == Gradient::kDecomposition && autograd::is_grad_enabled() && autograd::any_requires_grad(inputs)) {

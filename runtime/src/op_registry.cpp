@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "catalog/composites.h"
 #include "oar/error.h"
 
 namespace oar {
@@ -38,6 +39,10 @@ OpRegistry::OpRegistry() {
   register_linalg_ops(*this);
   register_attention_ops(*this);
   register_rnn_ops(*this);
+  register_shape_composites(*this);
+  register_math_composites(*this);
+  register_select_composites(*this);
+  register_einsum_composite(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

@@ -1,9 +1,9 @@
 // grad/<op>/<dtype>/<example> and gradgrad/...: autograd on the device
 // against central finite differences computed on the CPU in f64, for every
-// public op with a gradient rule, on its catalog examples. The first order
-// checks d(sum(w * op(x)))/dx; the second order differentiates the device's
-// own gradient again (create_graph), which works on every device because
-// gradients are ops. An op whose backward is first-order only on the CPU too
+// public op with a gradient rule or a decomposition (a composite), on its
+// catalog examples. The first order checks d(sum(w * op(x)))/dx; the second
+// order differentiates the device's own gradient again (create_graph), which
+// works on every device because gradients are ops. An op whose backward is first-order only on the CPU too
 // is skipped with that reason.
 #include <algorithm>
 #include <cmath>
@@ -170,10 +170,10 @@ Outcome check(const Target& t, const OpSchema& op, const Example& ex, const std:
 
 void add_grad_cases(const Target& t, std::vector<Case>& cases) {
   const bool full = t.level == Level::kFull;
-  const auto& reg = KernelRegistry::instance();
   for (const auto& op_ptr : OpRegistry::instance().all()) {
     const OpSchema& op = *op_ptr;
-    if (op.gradient != Gradient::kRule || op.role != OpRole::kPublic || op.needs_generator || op.creation) continue;
+    const bool differentiable = op.gradient == Gradient::kRule || op.gradient == Gradient::kDecomposition;
+    if (!differentiable || op.role != OpRole::kPublic || op.needs_generator || op.creation) continue;
     std::vector<NamedExample> examples;
     try {
       examples = examples_for(op, false);
@@ -182,9 +182,8 @@ void add_grad_cases(const Target& t, std::vector<Case>& cases) {
     }
     if (examples.empty()) continue;
     if (!full) examples.resize(1);
-    auto sigs = reg.signatures(op.id, t.device.type);
-    if (sigs.empty() && op.decompose) sigs = reg.signatures(op.id, Runtime::get().cpu_type());
-    std::sort(sigs.begin(), sigs.end());
+    bool decomposed = false;
+    auto sigs = test_signatures(op, t.device.type, decomposed);
     for (DType dtype : {DType::f32, DType::f64}) {
       if (dtype == DType::f64 && !full) continue;
       // The first signature whose data (first floating input) has this dtype.

@@ -108,21 +108,6 @@ Outcome run_op_case(const Target& t, const OpSchema& op, const Example& ex, cons
   return {};
 }
 
-// The signatures to test: the device's own, or the CPU's for an op that runs
-// decomposed on the device; creation ops get one per dtype the device holds.
-std::vector<std::vector<DType>> signatures_for(const Target& t, const OpSchema& op, bool& decomposed) {
-  const auto& reg = KernelRegistry::instance();
-  const Runtime& rt = Runtime::get();
-  auto sigs = reg.signatures(op.id, t.device.type);
-  decomposed = false;
-  if (sigs.empty() && op.decompose && !op.view) {
-    sigs = reg.signatures(op.id, rt.cpu_type());
-    decomposed = !sigs.empty();
-  }
-  std::sort(sigs.begin(), sigs.end());
-  return sigs;
-}
-
 // Whether the schema's own inference takes these attributes (a creation op's
 // dtype): a dtype the op refuses everywhere is no case for a device.
 bool schema_accepts(const OpSchema& op, const Attrs& attrs, Device device) {
@@ -145,7 +130,7 @@ void add_op_cases(const Target& t, std::vector<Case>& cases) {
     const OpSchema& op = *op_ptr;
     if (op.view) continue;  // a Tensor method: no kernel anywhere
     bool decomposed = false;
-    auto sigs = signatures_for(t, op, decomposed);
+    auto sigs = test_signatures(op, t.device.type, decomposed);
     if (sigs.empty()) continue;  // not registered: the coverage matrix says so
     std::vector<NamedExample> examples;
     try {

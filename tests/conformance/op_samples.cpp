@@ -1,11 +1,14 @@
 #include "op_samples.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
 
 #include "conformance_case.h"
 #include "oar/error.h"
+#include "oar/kernel_registry.h"
+#include "oar/runtime.h"
 
 namespace oar::conformance {
 
@@ -354,6 +357,31 @@ uint64_t seed_of(const std::string& case_id) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : case_id) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+std::vector<std::vector<DType>> composite_signatures(const OpSchema& op) {
+  std::vector<std::vector<DType>> sigs;
+  for (DType data : {DType::f32, DType::f64}) {
+    std::vector<DType> sig;
+    for (const auto& in : op.inputs)
+      if (in.in_signature) sig.push_back(in.promoted ? data : in.name == "mask" ? DType::boolean : DType::i64);
+    if (std::find(sigs.begin(), sigs.end(), sig) == sigs.end()) sigs.push_back(std::move(sig));
+  }
+  return sigs;
+}
+
+std::vector<std::vector<DType>> test_signatures(const OpSchema& op, int32_t device_type, bool& decomposed) {
+  const auto& reg = KernelRegistry::instance();
+  auto sigs = reg.signatures(op.id, device_type);
+  decomposed = false;
+  if (sigs.empty() && op.decompose && !op.view) {
+    sigs = reg.signatures(op.id, Runtime::get().cpu_type());
+    if (sigs.empty() && op.gradient == Gradient::kDecomposition && op.role == OpRole::kPublic)
+      sigs = composite_signatures(op);
+    decomposed = !sigs.empty();
+  }
+  std::sort(sigs.begin(), sigs.end());
+  return sigs;
 }
 
 }  // namespace oar::conformance

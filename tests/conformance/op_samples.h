@@ -69,4 +69,13 @@ void upcast_floats(Sample& s, DType dtype);
 
 uint64_t seed_of(const std::string& case_id);
 
+// The signatures a composite with no kernel anywhere (flip, logsumexp, ...)
+// is tested at: its data inputs f32, then f64; index inputs i64, a mask bool.
+std::vector<std::vector<DType>> composite_signatures(const OpSchema& op);
+
+// The signatures an op is tested at on `device_type`: the device's own, the
+// CPU's for an op the device runs decomposed (`decomposed` set), or
+// composite_signatures for one that has no kernel anywhere (also decomposed).
+std::vector<std::vector<DType>> test_signatures(const OpSchema& op, int32_t device_type, bool& decomposed);
+
 }  // namespace oar::conformance

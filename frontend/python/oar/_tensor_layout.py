@@ -14,7 +14,7 @@ from ._C import Tensor
 from ._ops import ops
 from ._functions import _inplace_method
 from ._shape_common import (_arange, _c_narrow, _c_squeeze, _cat, _check_tensor, _dim_list, _index_tensor,
-                            _install_methods, _scalar, _sizes, _tensor_args, _wrap_dim, _zeros, broadcast_shapes)
+                            _install_methods, _scalar, _sizes, _tensor_args, _wrap_dim, broadcast_shapes)
 
 
 # ---- shape ----
@@ -39,14 +39,7 @@ def movedim(x, source, destination):
     if len(src) != len(dst):
         raise ValueError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
                          f"contain the same number of dims as destination ({list(dst)} dims)")
-    if x.ndim == 0:
-        return x
-    order = [-1] * x.ndim
-    for s, d in zip(src, dst):
-        order[d] = s
-    rest = iter(d for d in range(x.ndim) if d not in src)
-    order = [o if o >= 0 else next(rest) for o in order]
-    return x.permute(order) if x.ndim else x
+    return ops.movedim(x, source=src, destination=dst)
 
 
 moveaxis = movedim
@@ -97,10 +90,7 @@ def _reversed(x, d):
 
 
 def flip(x, dims):
-    for d in _dim_list(dims, x.ndim):
-        if x.ndim:
-            x = _reversed(x, d)
-    return x
+    return ops.flip(x, dims=_dim_list(dims, x.ndim))
 
 
 def fliplr(x):
@@ -121,17 +111,11 @@ def roll(x, shifts, dims=None):
     if dims is None:
         if len(shifts) != 1:
             raise ValueError(f"roll: with dims=None, shifts must hold one value, got {len(shifts)}")
-        return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+        return ops.roll(x, shifts=shifts)
     dims = [dims] if isinstance(dims, numbers.Integral) else list(dims)
     if len(shifts) != len(dims):
         raise ValueError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}")
-    for s, d in zip(shifts, dims):
-        d = _wrap_dim(d, x.ndim)
-        n = x.shape[d] if x.ndim else 1
-        s = s % n if n else 0
-        if s:
-            x = _cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], d)
-    return x
+    return ops.roll(x, shifts=shifts, dims=[_wrap_dim(d, x.ndim) for d in dims])
 
 
 def rot90(x, k=1, dims=(0, 1)):
@@ -178,21 +162,20 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats)
         counts = x
         return repeat_interleave(_arange(counts.numel(), counts.device), counts, 0, output_size=output_size)
-    if dim is None:
-        x, dim = x.reshape(-1), 0
-    d = _wrap_dim(dim, x.ndim)
-    if x.ndim == 0:
-        x = x.reshape(1)
-    n = x.shape[d]
     if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
         repeats = int(repeats.item())
     if isinstance(repeats, numbers.Integral):
         if repeats < 0:
             raise ValueError(f"repeat_interleave: repeats can not be negative, got {repeats}")
-        shape = list(x.shape)
-        y = x.unsqueeze(d + 1).expand(shape[:d + 1] + [int(repeats)] + shape[d + 1:])
-        y = y.reshape(shape[:d] + [n * int(repeats)] + shape[d + 1:])
+        y = ops.repeat_interleave(x, repeats=int(repeats), dim=[] if dim is None else [_wrap_dim(dim, x.ndim)])
+        d = 0 if dim is None else _wrap_dim(dim, y.ndim)
     else:
+        if dim is None:
+            x, dim = x.reshape(-1), 0
+        d = _wrap_dim(dim, x.ndim)
+        if x.ndim == 0:
+            x = x.reshape(1)
+        n = x.shape[d]
         if repeats.ndim != 1 or repeats.is_floating_point():
             raise _C.ShapeError("repeat_interleave: repeats must be a 0-d or 1-d integer tensor")
         if repeats.shape[0] != n:
@@ -237,52 +220,17 @@ def triu(x, diagonal=0):
 
 def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     """Matrices whose `offset` diagonal (in dims dim1, dim2 of the result) holds the last dim of x."""
-    nd = x.ndim + 1
-    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise ValueError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    if x.ndim == 0:
-        x = x.reshape(1)
-    batch, n = list(x.shape[:-1]), x.shape[-1]
-    k = abs(int(offset))
-    m = n + k
-    # Row i of [.., m, m+1] holding [w_i, 0, ...] flattens to w_i at i*(m+1), the main diagonal of m x m;
-    # `shift` leading zeros move it to the offset diagonal.
-    w = _cat([x, _zeros(batch + [k], x.dtype, x.device)], -1) if k else x
-    rows = _cat([w.unsqueeze(-1), _zeros(batch + [m, m], x.dtype, x.device)], -1).reshape(batch + [m * (m + 1)])
-    shift = k if offset >= 0 else k * m
-    if shift:
-        rows = _cat([_zeros(batch + [shift], x.dtype, x.device), rows], -1)
-    y = rows.narrow(-1, 0, m * m).reshape(batch + [m, m])
-    return movedim(y, [nd - 2, nd - 1], [d1, d2]) if (d1, d2) != (nd - 2, nd - 1) else y
+    return ops.diag_embed(x, offset=int(offset), dim1=int(dim1), dim2=int(dim2))
 
 
 def diagonal(x, offset=0, dim1=0, dim2=1):
-    """The `offset` diagonal of dims dim1, dim2, as a new last dim (a copy, not a view as in PyTorch)."""
-    d1, d2 = _wrap_dim(dim1, x.ndim), _wrap_dim(dim2, x.ndim)
-    if d1 == d2:
-        raise ValueError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    y = movedim(x, [d1, d2], [x.ndim - 2, x.ndim - 1])
-    r, c = y.shape[-2], y.shape[-1]
-    if offset >= 0:
-        y = y.narrow(-1, builtins.min(offset, c), builtins.max(c - offset, 0))
-    else:
-        y = y.narrow(-2, builtins.min(-offset, r), builtins.max(r + offset, 0))
-    n = builtins.min(y.shape[-2], y.shape[-1])
-    batch = list(y.shape[:-2])
-    if n == 0:
-        return _zeros(batch + [0], x.dtype, x.device)
-    flat = y.narrow(-2, 0, n).narrow(-1, 0, n).reshape(batch + [n * n])
-    return ops.slice(flat, dim=len(batch), start=0, end=n * n, step=n + 1)
+    """The `offset` diagonal of dims dim1, dim2, as a new last dim (a view where the layout allows)."""
+    return ops.diagonal(x, offset=int(offset), dim1=int(dim1), dim2=int(dim2))
 
 
 def diag(x, diagonal=0):
     """A 1-D x as the `diagonal` of a square matrix, or a 2-D x's `diagonal` as 1-D."""
-    if x.ndim == 1:
-        return diag_embed(x, diagonal)
-    if x.ndim == 2:
-        return globals()["diagonal"](x, diagonal)
-    raise _C.ShapeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    return ops.diag(x, diagonal=int(diagonal))
 
 
 def diagflat(x, offset=0):
@@ -299,25 +247,9 @@ def meshgrid(*tensors, indexing="ij"):
     """Coordinate grids (expanded views) of 1-D (or 0-d) tensors; indexing 'xy' swaps the first two."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    for i, x in enumerate(tensors):
+    for x in tensors:
         _check_tensor(x, "meshgrid")
-        if x.ndim > 1:
-            raise _C.ShapeError(f"meshgrid: expected 0D or 1D tensor in the tensor list but got {x.ndim}D (tensor {i})")
-    flat = [x.reshape(-1) for x in tensors]
-    swap = indexing == "xy" and len(flat) >= 2
-    if swap:
-        flat[0], flat[1] = flat[1], flat[0]
-    shape = [x.shape[0] for x in flat]
-    grids = []
-    for i, x in enumerate(flat):
-        view = [1] * len(flat)
-        view[i] = -1
-        grids.append(x.reshape(view).expand(shape))
-    if swap:  # the grids come back in the caller's order; their dims stay (second input, first input, ...)
-        grids[0], grids[1] = grids[1], grids[0]
-    return tuple(grids)
+    return tuple(ops.meshgrid(list(tensors), indexing=indexing))
 
 
 def broadcast_to(x, shape):

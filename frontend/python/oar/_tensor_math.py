@@ -12,7 +12,7 @@ from . import _C
 from ._C import Tensor
 from ._functions import _device_of, _inplace_method, _promoted, maximum, minimum, result_type, where
 from ._ops import ops
-from ._tensor_math_base import _D, _FLOAT_MAX, _as_float, _false_like, _floating_only, _scalar
+from ._tensor_math_base import _D, _as_float, _false_like, _floating_only, _scalar
 from . import _tensor_bitwise, _tensor_reduce, _tensor_select
 # re-exported, and used by the method tables below (all/any shadow the builtins here, as torch.all does)
 from ._tensor_bitwise import *  # noqa: F401,F403
@@ -190,14 +190,8 @@ def isreal(input):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN, +inf and -inf replaced by nan, posinf and neginf (the dtype's largest finite values by default)."""
-    if not input.is_floating_point():
-        return input.clone()
-    big = _FLOAT_MAX[input.dtype]
-    pos = big if posinf is None else posinf
-    neg = -big if neginf is None else neginf
-    y = where(input != input, _scalar(nan, input), input)
-    y = where(y == math.inf, _scalar(pos, input), y)
-    return where(y == -math.inf, _scalar(neg, input), y)
+    return ops.nan_to_num(input, nan=float(nan), posinf=[] if posinf is None else [float(posinf)],
+                          neginf=[] if neginf is None else [float(neginf)])
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -206,17 +200,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise _C.DTypeError(f"isclose(): input ({input.dtype}) and other ({other.dtype}) must have the same dtype")
     if rtol < 0 or atol < 0:
         raise ValueError(f"isclose(): rtol ({rtol}) and atol ({atol}) must be non-negative")
-    close = input == other
-    if input.dtype == _D.bool:
-        return close
-    if input.is_floating_point() and equal_nan:
-        close = ops.logical_or(close, ops.logical_and(input != input, other != other))
-    if rtol == 0 and atol == 0:
-        return close
-    a, b = (input, other) if input.is_floating_point() else (input.to(dtype=_D.float64), other.to(dtype=_D.float64))
-    error = ops.abs(a - b)
-    allowed = ops.abs(b) * float(rtol) + float(atol)
-    return ops.logical_or(close, ops.logical_and(isfinite(error), error <= allowed))
+    return ops.isclose(input, other, rtol=float(rtol), atol=float(atol), equal_nan=bool(equal_nan))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

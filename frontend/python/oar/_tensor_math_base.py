@@ -9,10 +9,6 @@ from ._ops import ops
 
 _D = _C.dtype
 _INTS = (_D.int8, _D.uint8, _D.int32, _D.int64)
-_FLOAT_MAX = {_D.float32: 3.4028234663852886e38, _D.float64: 1.7976931348623157e308, _D.float16: 65504.0,
-              _D.bfloat16: 3.3895313892515355e38}
-
-
 def _scalar(value, like, dtype=None):
     """A 0-d tensor of `value` with like's dtype (or dtype) and device."""
     return _C.tensor(value, dtype or like.dtype, like.device)
@@ -42,16 +38,6 @@ def _norm_dims(dim, ndim):
     return sorted({_norm_dim(d, ndim) for d in _dims(dim)})
 
 
-def _reduced(y, dims, ndim, keepdim):
-    """Removes the reduced dims of a keepdim result."""
-    if keepdim:
-        return y
-    for d in sorted(dims, reverse=True):
-        if d < y.ndim:
-            y = y.squeeze(d)
-    return y
-
-
 def _broadcast_shape(*shapes):
     """The shape NumPy's broadcasting rules give these shapes (ShapeError when they don't fit)."""
     out = []
@@ -61,10 +47,6 @@ def _broadcast_shape(*shapes):
             raise _C.ShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't be broadcast together")
         out.append(0 if 0 in sizes else big)
     return out
-
-
-def _at_least_1d(x):
-    return x.reshape(1) if x.ndim == 0 else x
 
 
 def _no_bool(x, fn):
@@ -80,10 +62,6 @@ def _floating_only(x, fn):
 
 def _false_like(x):
     return ops.fill(shape=list(x.shape), value=0.0, dtype=_D.bool, device=x.device)
-
-
-def _int_max(dtype):
-    return {_D.int8: 127, _D.uint8: 255, _D.int32: 2 ** 31 - 1, _D.int64: 2 ** 63 - 1}[dtype]
 
 
 def _slice(x, dim, start, end):

@@ -11,7 +11,7 @@ from . import _C
 from ._C import Tensor
 from ._ops import ops
 from ._functions import _inplace_method, result_type
-from ._shape_common import (_D, _cat, _dim_list, _index_tensor, _install_methods, _scalar, _tensor_args,
+from ._shape_common import (_D, _cat, _dim_list, _index_tensor, _install_methods, _tensor_args,
                             _wrap_dim, _zeros, broadcast_shapes)
 from ._tensor_layout import _reversed, meshgrid
 
@@ -31,9 +31,7 @@ def mv(a, v):
 
 
 def outer(a, b):
-    _need_ndim("outer", a, (1,))
-    _need_ndim("outer", b, (1,))
-    return a.unsqueeze(1) * b.unsqueeze(0)
+    return ops.outer(a, b)
 
 
 ger = outer
@@ -77,9 +75,7 @@ def _scaled_sum(name, x, product, beta, alpha):
 
 
 def addmm(x, mat1, mat2, *, beta=1, alpha=1):
-    _need_ndim("addmm", mat1, (2,))
-    _need_ndim("addmm", mat2, (2,))
-    return _scaled_sum("addmm", x, mat1 @ mat2, beta, alpha)
+    return ops.addmm(x, mat1, mat2, beta=float(beta), alpha=float(alpha))
 
 
 def addmv(x, mat, vec, *, beta=1, alpha=1):
@@ -91,9 +87,7 @@ def addr(x, vec1, vec2, *, beta=1, alpha=1):
 
 
 def baddbmm(x, batch1, batch2, *, beta=1, alpha=1):
-    _need_ndim("baddbmm", batch1, (3,))
-    _need_ndim("baddbmm", batch2, (3,))
-    return _scaled_sum("baddbmm", x, batch1 @ batch2, beta, alpha)
+    return ops.baddbmm(x, batch1, batch2, beta=float(beta), alpha=float(alpha))
 
 
 def addbmm(x, batch1, batch2, *, beta=1, alpha=1):
@@ -167,49 +161,12 @@ def cross(a, b, dim=None):
     return rolled(a, i120) * rolled(b, i201) - rolled(a, i201) * rolled(b, i120)
 
 
-def _safe_root(s, p):
-    """s ** (1 / p) with a zero gradient (not NaN) where s is 0, as PyTorch's cdist backward."""
-    pos = s > 0
-    safe = ops.where(pos, s, _scalar(1, s.dtype, s.device))
-    root = ops.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-    return ops.where(pos, root, _scalar(0, s.dtype, s.device))
-
-
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 [.., P, M] and x2 [.., R, M]; p = 2 goes through a matmul
     (|a|^2 - 2 a.b + |b|^2) when P or R exceeds 25, as PyTorch does by default."""
-    if x1.ndim < 2 or x2.ndim < 2:
-        raise _C.ShapeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise _C.ShapeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
-                            f"X2: {x2.shape[-1]}")
     if not x1.is_floating_point() or not x2.is_floating_point():
         raise _C.DTypeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}, X2 got: {x2.dtype}")
-    if p < 0:
-        raise ValueError(f"cdist only supports non-negative p values, got {p}")
-    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
-    if compute_mode not in modes:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    batch = list(broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
-    x1 = x1.expand(batch + list(x1.shape[-2:]))
-    x2 = x2.expand(batch + list(x2.shape[-2:]))
-    big = x1.shape[-2] > 25 or x2.shape[-2] > 25
-    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and big)):
-        n1 = (x1 * x1).sum(-1, keepdim=True)
-        n2 = (x2 * x2).sum(-1, keepdim=True)
-        ones1 = _C.call("fill", [], {"shape": list(n1.shape), "value": 1.0, "dtype": n1.dtype}, n1.device)
-        ones2 = _C.call("fill", [], {"shape": list(n2.shape), "value": 1.0, "dtype": n2.dtype}, n2.device)
-        a = _cat([x1 * -2, n1, ones1], -1)
-        b = _cat([x2, ones2, n2], -1)
-        return _safe_root(ops.clamp(a @ b.transpose(-2, -1), min=0.0), 2)
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    if p == 0:
-        return (diff != 0).sum(-1).to(x1.dtype)
-    if p == math.inf:
-        return ops.abs(diff).amax(-1)
-    if p == 1:
-        return ops.abs(diff).sum(-1)
-    return _safe_root((diff * diff).sum(-1) if p == 2 else (ops.abs(diff) ** p).sum(-1), p)
+    return ops.cdist(x1, x2, p=float(p), compute_mode=compute_mode)
 
 
 def tensordot(a, b, dims=2):

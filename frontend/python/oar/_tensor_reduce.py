@@ -1,13 +1,11 @@
 """PyTorch reductions (var_mean, logsumexp, median, mode, norm, all/any, nansum, ...) and scans (cumsum,
 cummax, logcumsumexp, diff, ...) written with catalog ops, so they run on every device and keep gradients."""
-import builtins
 import math
 
 from . import _C
-from ._functions import _ValuesIndices, _dims, floor_divide, var, where
+from ._functions import _ValuesIndices, _dims, var, where
 from ._ops import ops
-from ._tensor_math_base import (_D, _FLOAT_MAX, _as_float, _at_least_1d, _int_max, _no_bool, _floating_only,
-                                _norm_dim, _norm_dims, _reduced, _scalar, _slice)
+from ._tensor_math_base import (_D, _as_float, _no_bool, _floating_only, _norm_dim, _norm_dims, _scalar, _slice)
 
 
 def _reduce_args(dim, unbiased, correction, fn):
@@ -34,41 +32,7 @@ def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over dim, computed after subtracting the max (no overflow)."""
-    x = _as_float(input)
-    dims = _norm_dims(dim, x.ndim)
-    if x.ndim == 0:
-        return x.clone()
-    if builtins.any(x.shape[d] == 0 for d in dims):
-        shape = [1 if d in dims else s for d, s in enumerate(x.shape)]
-        return _reduced(ops.fill(shape=shape, value=-math.inf, dtype=x.dtype, device=x.device), dims, x.ndim,
-                        keepdim)
-    m = ops.max(x.detach(), dims=dims, keepdim=True)
-    m = where(ops.abs(m) == math.inf, 0.0, m)  # all -inf (or an inf) rows: no shift
-    y = ops.log(ops.sum(ops.exp(x - m), dims=dims, keepdim=True)) + m
-    return _reduced(y, dims, x.ndim, keepdim)
-
-
-def _along_last(x, dim):
-    """x with dim moved last (a view), and how to move a result's last dim back."""
-    d = _norm_dim(dim, x.ndim)
-    x = _at_least_1d(x)
-    last = x.ndim - 1
-    moved = x if d == last else x.transpose(d, last)
-    return moved, d
-
-
-def _pick(x, moved_values, moved_indices, pos, d, keepdim, scalar_input):
-    """values/indices at positions pos (..., 1) of the last dim, moved back to dim d."""
-    v = ops.gather(moved_values, pos, dim=-1)
-    i = ops.gather(moved_indices, pos, dim=-1)
-    last = v.ndim - 1
-    if d != last:
-        v, i = v.transpose(d, last), i.transpose(d, last)
-    if scalar_input:
-        return v.reshape(), i.reshape()
-    if not keepdim:
-        v, i = v.squeeze(d), i.squeeze(d)
-    return v, i
+    return ops.logsumexp(input, dims=_norm_dims(dim, input.ndim), keepdim=bool(keepdim))
 
 
 def _check_nonempty(x, d, fn):
@@ -76,36 +40,26 @@ def _check_nonempty(x, d, fn):
         raise _C.IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def _median(input, dim, keepdim, ignore_nan, fn):
+def _median(input, dim, keepdim, fn):
     _no_bool(input, fn)
     if dim is None:
         flat = input.reshape(-1)
         if flat.numel() == 0:
             return _scalar(math.nan, input)
-        return _median(flat, 0, False, ignore_nan, fn)[0]
-    moved, d = _along_last(input, dim)
+        return getattr(ops, fn)(flat, dim=0)[0]
+    d = _norm_dim(dim, input.ndim)
     _check_nonempty(input, d, fn)
-    n = moved.shape[-1]
-    s, i = ops.sort(moved, dim=-1)
-    if input.is_floating_point():
-        nans = ops.sum(moved != moved, dims=[-1], keepdim=True)
-        if ignore_nan:  # the lower median of the numbers (NaN, at position 0, when all are NaN)
-            pos = floor_divide(ops.clamp(n - nans - 1, min=0.0), 2)
-        else:  # NaN, at the first NaN's position (NaNs sort last, stably), where there is one
-            pos = where(nans > 0, n - nans, (n - 1) // 2)
-    else:
-        pos = ops.fill(shape=list(s.shape[:-1]) + [1], value=float((n - 1) // 2), dtype=_D.int64, device=s.device)
-    return _ValuesIndices(_pick(input, s, i, pos, d, keepdim, input.ndim == 0))
+    return _ValuesIndices(getattr(ops, fn)(input, dim=d, keepdim=bool(keepdim)))
 
 
 def median(input, dim=None, keepdim=False):
     """The lower median; with dim, (values, indices). NaN propagates."""
-    return _median(input, dim, keepdim, False, "median")
+    return _median(input, dim, keepdim, "median")
 
 
 def nanmedian(input, dim=None, keepdim=False):
     """median ignoring NaN (NaN only where every entry is NaN)."""
-    return _median(input, dim, keepdim, True, "nanmedian")
+    return _median(input, dim, keepdim, "nanmedian")
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -113,17 +67,9 @@ def mode(input, dim=-1, keepdim=False):
 
     Counts by comparing every pair along dim: memory grows with size(dim)**2."""
     _no_bool(input, "mode")
-    moved, d = _along_last(input, dim)
+    d = _norm_dim(dim, input.ndim)
     _check_nonempty(input, d, "mode")
-    counts = ops.sum(moved.unsqueeze(-1) == moved.unsqueeze(-2), dims=[-1])  # (..., n): how often each entry occurs
-    best = counts == ops.max(counts, dims=[-1], keepdim=True)
-    big = _FLOAT_MAX.get(moved.dtype, None)
-    sentinel = _scalar(math.inf if big else _int_max(moved.dtype), moved)
-    value = ops.min(where(best, moved.detach(), sentinel), dims=[-1], keepdim=True)
-    n = moved.shape[-1]
-    positions = ops.arange(start=0.0, end=float(n), dtype=_D.int64, device=moved.device)
-    pos = ops.max(where(moved.detach() == value, positions, _scalar(-1, positions)), dims=[-1], keepdim=True)
-    return _ValuesIndices(_pick(input, moved, positions.expand(*moved.shape), pos, d, keepdim, input.ndim == 0))
+    return _ValuesIndices(ops.mode(input, dim=d, keepdim=bool(keepdim)))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):

@@ -15,17 +15,7 @@ from ._shape_common import (_D, _cat, _install_methods, _scalar, _wrap_dim, _zer
 
 def take_along_dim(x, indices, dim=None):
     """gather with x and indices broadcast in every dim but `dim` (the flattened x when dim is None)."""
-    if dim is None:
-        return ops.gather(x.reshape(-1), indices.reshape(-1), dim=0)
-    if x.ndim != indices.ndim:
-        raise _C.ShapeError(f"torch.take_along_dim(): input and indices should have the same number of "
-                            f"dimensions, but got {x.ndim} dimensions for input, and {indices.ndim} for indices")
-    d = _wrap_dim(dim, x.ndim)
-    xs, js = list(x.shape), list(indices.shape)
-    common = list(broadcast_shapes(xs[:d] + [1] + xs[d + 1:], js[:d] + [1] + js[d + 1:]))
-    x = x.expand(common[:d] + [xs[d]] + common[d + 1:])
-    indices = indices.expand(common[:d] + [js[d]] + common[d + 1:])
-    return ops.gather(x, indices, dim=d)
+    return ops.take_along_dim(x, indices, dim=[] if dim is None else [_wrap_dim(dim, x.ndim)])
 
 
 def take(x, index):

@@ -1,14 +1,11 @@
 """PyTorch sort and selection functions: sort, topk, nonzero, masked_select, searchsorted, bucketize, histc,
 bincount, unique. Only ops whose output shape depends on the data (nonzero, masked_select, unique, bincount,
 histc's automatic range) read a count or a bound back to the host; the results stay on the input's device."""
-import builtins
-import math
-
 from . import _C
 from ._C import Tensor
-from ._functions import _ValuesIndices, _promoted, result_type, where
+from ._functions import _ValuesIndices, result_type
 from ._ops import ops
-from ._tensor_math_base import (_D, _broadcast_shape, _false_like, _floating_only, _is_int, _norm_dim, _slice)
+from ._tensor_math_base import (_D, _false_like, _floating_only, _is_int, _norm_dim, _slice)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -42,21 +39,12 @@ def _host_count(mask):
 
 def nonzero(input, *, as_tuple=False):
     """Indices of the non-zero entries, in row-major order: (n, ndim), or one (n,) tensor per dim."""
-    mask = input != 0 if input.dtype != _D.bool else input
-    if input.ndim == 0:
-        flat = _C.tensor([0], _D.int64, input.device)[mask.reshape(1)]
-        if as_tuple:
-            return (flat,)
-        return ops.fill(shape=[flat.shape[0], 0], value=0.0, dtype=_D.int64, device=input.device)
-    coords = []
-    for d, size in enumerate(input.shape):
-        shape = [1] * input.ndim
-        shape[d] = size
-        axis = ops.arange(start=0.0, end=float(size), dtype=_D.int64, device=input.device).reshape(*shape)
-        coords.append(axis.expand(*input.shape)[mask])
+    idx = ops.nonzero(input)
     if as_tuple:
-        return tuple(coords)
-    return ops.stack(coords, dim=1)
+        if input.ndim == 0:
+            return (_C.tensor([0] * idx.shape[0], _D.int64, input.device),)
+        return tuple(idx.select(1, d) for d in range(input.ndim))
+    return idx
 
 
 def argwhere(input):
@@ -67,14 +55,7 @@ def masked_select(input, mask):
     """The entries of input where mask (broadcast together) is true, as a 1-D tensor."""
     if mask.dtype != _D.bool:
         raise _C.DTypeError(f"masked_select(): expected a bool mask, got {mask.dtype}")
-    shape = _broadcast_shape(input.shape, mask.shape)
-    return input.expand(*shape).reshape(-1)[mask.expand(*shape).reshape(-1)]
-
-
-def _count_below(seq, values, right):
-    """For each value, how many entries of the sorted last dim of seq are < it (<= it when right)."""
-    cmp = (values.unsqueeze(-1) >= seq.unsqueeze(-2)) if right else (values.unsqueeze(-1) > seq.unsqueeze(-2))
-    return ops.sum(cmp, dims=[-1])
+    return ops.masked_select(input, mask)
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
@@ -94,17 +75,17 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if seq.ndim > 1 and (values.ndim != seq.ndim or tuple(values.shape[:-1]) != tuple(seq.shape[:-1])):
         raise _C.ShapeError(f"searchsorted(): boundaries {tuple(seq.shape)} and input {tuple(values.shape)} must "
                             "have the same leading dims (or boundaries must be 1-D)")
-    _, (s, v) = _promoted(seq, values)
-    out = _count_below(s, v.reshape(1) if v.ndim == 0 else v, right)
-    if v.ndim == 0:
-        out = out.reshape()
+    out = ops.searchsorted(seq, values, right=bool(right))
     return out.to(dtype=_D.int32) if out_int32 else out
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     if boundaries.ndim != 1:
         raise _C.ShapeError(f"bucketize(): boundaries must be 1-D, got shape {tuple(boundaries.shape)}")
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    if not isinstance(input, Tensor):
+        return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    out = ops.bucketize(input, boundaries, right=bool(right))
+    return out.to(dtype=_D.int32) if out_int32 else out
 
 
 def histc(input, bins=100, min=0, max=0):
@@ -112,20 +93,9 @@ def histc(input, bins=100, min=0, max=0):
     _floating_only(input, "histc")
     if bins <= 0:
         raise ValueError(f"histc(): bins must be > 0, got {bins}")
-    lo, hi = float(min), float(max)
-    if lo > hi:
-        raise ValueError(f"histc(): max ({hi}) must be larger than min ({lo})")
-    x = input.detach().reshape(-1)
-    finite = x == x
-    if lo == hi and x.numel():
-        lo, hi = float(ops.min(where(finite, x, math.inf)).item()), float(ops.max(where(finite, x, -math.inf)).item())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    inside = ops.logical_and(x >= lo, x <= hi)
-    scaled = ops.floor((x - lo) * float(bins) / (hi - lo))  # PyTorch's order of operations, for the same edges
-    index = ops.clamp(where(inside, scaled, 0.0), min=0.0, max=float(bins - 1)).to(dtype=_D.int64)
-    counts = ops.fill(shape=[bins], value=0.0, dtype=input.dtype, device=input.device)
-    return ops.scatter_add(counts, index, inside.to(dtype=input.dtype), dim=0)
+    if float(min) > float(max):
+        raise ValueError(f"histc(): max ({float(max)}) must be larger than min ({float(min)})")
+    return ops.histc(input, bins=int(bins), min=float(min), max=float(max))
 
 
 def bincount(input, weights=None, minlength=0):
@@ -137,19 +107,7 @@ def bincount(input, weights=None, minlength=0):
     if weights is not None and tuple(weights.shape) != tuple(input.shape):
         raise _C.ShapeError(f"bincount(): weights {tuple(weights.shape)} should have the input's shape "
                             f"{tuple(input.shape)}")
-    length = minlength
-    if input.numel():
-        if bool((ops.min(input) < 0).item()):
-            raise _C.ValueError("bincount only supports 1-d non-negative integral inputs.")
-        length = builtins.max(length, int(ops.max(input).item()) + 1)
-    index = input.to(dtype=_D.int64)
-    if weights is None:
-        counts = ops.fill(shape=[length], value=0.0, dtype=_D.int64, device=input.device)
-        return ops.scatter_add(counts, index, ops.fill(shape=list(input.shape), value=1.0, dtype=_D.int64,
-                                                       device=input.device), dim=0)
-    w = weights if weights.is_floating_point() else weights.to(dtype=_D.float64)
-    counts = ops.fill(shape=[length], value=0.0, dtype=w.dtype, device=input.device)
-    return ops.scatter_add(counts, index, w, dim=0)
+    return ops.bincount(input, weights, minlength=int(minlength))
 
 
 def _group_starts(rows):

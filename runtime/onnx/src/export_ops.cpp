@@ -334,6 +334,9 @@ std::unordered_map<std::string, Emitter> make_emitters() {
     set_attr(c.b.node("Cast", {c.in[0]}, {c.out[0]}), "to", int64_t(dtype_to_onnx(c.node.attrs.get_dtype("dtype"))));
   };
   e["square"] = [](Ctx& c) { c.b.node("Mul", {c.in[0], c.in[0]}, {c.out[0]}); };
+  e["einsum"] = [](Ctx& c) {  // an imported Einsum (a trace records einsum's parts instead)
+    set_attr(c.b.node("Einsum", c.in, {c.out[0]}), "equation", c.node.attrs.get_string("equation"));
+  };
   e["rsqrt"] = [](Ctx& c) { c.b.node("Reciprocal", {c.b.op("Sqrt", {c.in[0]})}, {c.out[0]}); };
   e["silu"] = [](Ctx& c) { c.b.node("Mul", {c.in[0], c.b.op("Sigmoid", {c.in[0]})}, {c.out[0]}); };
   e["gelu"] = gelu_op;

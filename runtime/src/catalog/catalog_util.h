@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "oar/dispatch.h"
 #include "oar/error.h"
 #include "oar/op_registry.h"
 #include "oar/tensor.h"
@@ -94,6 +95,13 @@ inline OpSchema backward_kernel(OpSchema s, Gradient gradient = Gradient::kRule)
   s.gradient = gradient;
   return s;
 }
+// A composite: the op written with other ops, which carry its gradient (a
+// device may still register a kernel of its own for it).
+inline OpSchema composite(OpSchema s, DecomposeFn fn) {
+  s.decompose = std::move(fn);
+  s.gradient = Gradient::kDecomposition;
+  return s;
+}
 // An op whose outputs carry no gradient (comparisons, indices, random draws).
 inline OpSchema no_gradient(OpSchema s) {
   s.gradient = Gradient::kNone;
@@ -101,5 +109,13 @@ inline OpSchema no_gradient(OpSchema s) {
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Decompositions (composites, the optimizers' steps on devices without the
+// fused kernels) written with other ops: a scalar operand and short calls.
+inline Tensor scalar_like(double value, const Tensor& like) {
+  return Tensor::full({}, value, like.dtype(), like.device());
+}
+inline Tensor op1(const char* name, const Tensor& a, const Attrs& attrs = {}) { return call1(name, {a}, attrs); }
+inline Tensor op2(const char* name, const Tensor& a, const Tensor& b) { return call1(name, {a, b}); }
 
 }  // namespace oar::catalog

@@ -58,7 +58,8 @@ OpSchema linalg_schema(const std::string& name, std::vector<InputSpec> inputs, s
                      DTypePolicy::kNone);
 }
 
-OpSchema composite(OpSchema s, DecomposeFn fn) {
+// Written with the factorizations, but with a gradient rule of its own.
+OpSchema with_decomposition(OpSchema s, DecomposeFn fn) {
   s.decompose = std::move(fn);
   return s;
 }
@@ -263,7 +264,7 @@ void register_linalg_ops(OpRegistry& r) {
             Gradient::kNone),
         {"[5,3]", "[2,4,4] full_matrices=true"});
 
-  r.add(composite(linalg_schema("linalg_svd", A, {"U", "S", "Vh"}, {attr("full_matrices", AttrType::kBool, true)},
+  r.add(with_decomposition(linalg_schema("linalg_svd", A, {"U", "S", "Vh"}, {attr("full_matrices", AttrType::kBool, true)},
                                 [](const InferContext& c) -> std::vector<TensorMeta> {
                                   require_matrix(c, 0, "linalg.svd", false);
                                   const Shape& s = c.shape(0);
@@ -279,7 +280,7 @@ void register_linalg_ops(OpRegistry& r) {
         // reduced: U's columns past min(m, n) are arbitrary, so they get no gradient
         {"[5,3] full_matrices=false", "[3,5] full_matrices=false", "[2,4,4] full_matrices=false"});
 
-  r.add(composite(linalg_schema("linalg_solve", {InputSpec{"A"}, InputSpec{"B"}}, {"X"}, {},
+  r.add(with_decomposition(linalg_schema("linalg_solve", {InputSpec{"A"}, InputSpec{"B"}}, {"X"}, {},
                                 [](const InferContext& c) -> std::vector<TensorMeta> {
                                   require_matrix(c, 0, "linalg.solve", true);
                                   require_rhs(c, 0, 1, "linalg.solve");
@@ -288,7 +289,7 @@ void register_linalg_ops(OpRegistry& r) {
                                 "solves A X = B (LU with partial pivoting); a singular A is an error"),
                   solve_decompose),
         {"[4,4] [4,2]", "[2,3,3] [2,3,1]"});
-  r.add(composite(linalg_schema("linalg_inv", A, {"Ainv"}, {},
+  r.add(with_decomposition(linalg_schema("linalg_inv", A, {"Ainv"}, {},
                                 [](const InferContext& c) -> std::vector<TensorMeta> {
                                   require_matrix(c, 0, "linalg.inv", true);
                                   return {{c.shape(0), c.dtype(0)}};
@@ -296,7 +297,7 @@ void register_linalg_ops(OpRegistry& r) {
                                 "inverse of square matrices; a singular matrix is an error"),
                   inv_decompose),
         {"[3,3]", "[2,4,4]"});
-  r.add(composite(linalg_schema("linalg_det", A, {"det"}, {},
+  r.add(with_decomposition(linalg_schema("linalg_det", A, {"det"}, {},
                                 [](const InferContext& c) -> std::vector<TensorMeta> {
                                   require_matrix(c, 0, "linalg.det", true);
                                   return {{batch_of(c.shape(0)), c.dtype(0)}};
@@ -304,7 +305,7 @@ void register_linalg_ops(OpRegistry& r) {
                                 "determinant of square matrices (from LU)"),
                   det_decompose),
         {"[3,3]", "[2,4,4]"});
-  r.add(composite(linalg_schema("linalg_slogdet", A, {"sign", "logabsdet"}, {},
+  r.add(with_decomposition(linalg_schema("linalg_slogdet", A, {"sign", "logabsdet"}, {},
                                 [](const InferContext& c) -> std::vector<TensorMeta> {
                                   require_matrix(c, 0, "linalg.slogdet", true);
                                   const Shape b = batch_of(c.shape(0));

@@ -92,9 +92,7 @@ std::vector<TensorMeta> infer_lists(const InferContext& c, ListLayout& l) {
 
 // ---- the rules in elementwise ops, for devices without the kernels ----
 
-Tensor scalar(double v, const Tensor& like) { return Tensor::full({}, v, like.dtype(), like.device()); }
-Tensor op2(const char* name, const Tensor& a, const Tensor& b) { return call1(name, {a, b}); }
-Tensor scaled(const Tensor& t, double v) { return op2("mul", t, scalar(v, t)); }
+Tensor scaled(const Tensor& t, double v) { return op2("mul", t, scalar_like(v, t)); }
 
 // The learning rate times t: from the tensor input when there is one.
 Tensor times_lr(const Tensor& t, const std::vector<Tensor>& in, const Attrs& a) {
@@ -145,13 +143,13 @@ std::vector<Tensor> adam_decompose(const std::vector<Tensor>& in, const Attrs& a
     Tensor bias1, bias2_sqrt;
     if (steps.empty()) {
       const Tensor& t = at(in, l, 4 + amsgrad, k);
-      bias1 = op2("sub", scalar(1, t), op2("pow", scalar(b1, t), t));
-      bias2_sqrt = call1("sqrt", {op2("sub", scalar(1, t), op2("pow", scalar(b2, t), t))});
+      bias1 = op2("sub", scalar_like(1, t), op2("pow", scalar_like(b1, t), t));
+      bias2_sqrt = call1("sqrt", {op2("sub", scalar_like(1, t), op2("pow", scalar_like(b2, t), t))});
     } else {
-      bias1 = scalar(1 - std::pow(b1, steps[k]), p);
-      bias2_sqrt = scalar(std::sqrt(1 - std::pow(b2, steps[k])), p);
+      bias1 = scalar_like(1 - std::pow(b1, steps[k]), p);
+      bias2_sqrt = scalar_like(std::sqrt(1 - std::pow(b2, steps[k])), p);
     }
-    Tensor denom = op2("add", op2("div", call1("sqrt", {second}), bias2_sqrt), scalar(a.get_float("eps"), p));
+    Tensor denom = op2("add", op2("div", call1("sqrt", {second}), bias2_sqrt), scalar_like(a.get_float("eps"), p));
     params.push_back(op2("sub", p, op2("div", times_lr(op2("div", m, denom), in, a), bias1)));
     ms.push_back(m);
     vs.push_back(v);

@@ -92,12 +92,6 @@ std::vector<TensorMeta> kthvalue_infer(const InferContext& c) {
   return {{s, c.dtype(0)}, {s, DType::i64}};
 }
 
-OpSchema composite(OpSchema s, DecomposeFn fn) {
-  s.decompose = std::move(fn);
-  s.gradient = Gradient::kDecomposition;
-  return s;
-}
-
 }  // namespace
 
 void register_scan_ops(OpRegistry& r) {

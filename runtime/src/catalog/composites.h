@@ -1,0 +1,18 @@
+// The catalog sections of composite ops: PyTorch functions written with
+// other catalog ops (flip, logsumexp, median, ...) that no device needs a
+// kernel for. Each runs as its parts on every device; the parts carry the
+// gradient, and a traced graph records the parts (so ONNX export and the
+// fusion passes see ops they know). oar::<op> in C++ and oar.ops.<op> in
+// Python come from these entries, with the conformance suite's op cases.
+#pragma once
+
+#include "oar/op_registry.h"
+
+namespace oar {
+
+void register_shape_composites(OpRegistry& r);   // composites_shape.cpp
+void register_math_composites(OpRegistry& r);    // composites_math.cpp
+void register_select_composites(OpRegistry& r);  // composites_select.cpp
+void register_einsum_composite(OpRegistry& r);   // composites_einsum.cpp
+
+}  // namespace oar
