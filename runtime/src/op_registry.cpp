@@ -43,6 +43,7 @@ OpRegistry::OpRegistry() {
   register_math_composites(*this);
   register_select_composites(*this);
   register_einsum_composite(*this);
+  register_unique_composites(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

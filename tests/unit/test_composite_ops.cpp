@@ -378,6 +378,58 @@ TEST(CompositeEinsum, MatchesLoopsAndBroadcasts) {
   }
 }
 
+TEST(CompositeSelect, UniqueAndUniqueConsecutiveMatchLoops) {
+  for (Device dev : devices())
+    for (DType d : {DType::f32, DType::i64, DType::boolean}) {
+      SCOPED_TRACE(dev.str() + " " + dtype_name(d));
+      std::vector<double> xv{3, 1, 2, 3, 3, 0, 1, 2, 2, 5, 0, 0};
+      if (d == DType::boolean)
+        for (auto& v : xv) v = v > 1.5;
+      Tensor t = make_tensor(xv, {3, 4}, d, dev);
+      auto u = call("unique", {t});
+      std::vector<double> distinct = xv;
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      EXPECT_EQ(u[0].dtype(), d);
+      EXPECT_EQ(host_values(u[0]), distinct);
+      EXPECT_EQ(u[1].shape(), (Shape{3, 4}));
+      auto inverse = host_values(u[1]), counts = host_values(u[2]);
+      for (size_t i = 0; i < xv.size(); ++i) EXPECT_EQ(distinct[size_t(inverse[i])], xv[i]) << "inverse at " << i;
+      for (size_t g = 0; g < distinct.size(); ++g)
+        EXPECT_EQ(counts[g], double(std::count(xv.begin(), xv.end(), distinct[g]))) << "count of group " << g;
+      // Runs: consecutive equal entries of the flattened tensor.
+      auto c = call("unique_consecutive", {t});
+      std::vector<double> runs, lengths;
+      for (double v : xv) {
+        if (runs.empty() || runs.back() != v) runs.push_back(v), lengths.push_back(0);
+        ++lengths.back();
+      }
+      EXPECT_EQ(host_values(c[0]), runs);
+      EXPECT_EQ(host_values(c[2]), lengths);
+    }
+  for (Device dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    // Distinct rows (dim 0), sorted lexicographically; and distinct columns (dim 1).
+    Tensor m = make_tensor({1, 2, 0, 1, 1, 2, 1, 2, 0, 0, 5, 1}, {4, 3}, DType::f32, dev);
+    auto rows = call("unique", {m}, {{"dim", Ints{0}}});
+    EXPECT_EQ(rows[0].shape(), (Shape{3, 3}));
+    EXPECT_EQ(host_values(rows[0]), (std::vector<double>{0, 5, 1, 1, 1, 2, 1, 2, 0}));
+    EXPECT_EQ(host_values(rows[1]), (std::vector<double>{2, 1, 2, 0}));
+    EXPECT_EQ(host_values(rows[2]), (std::vector<double>{1, 1, 2}));
+    Tensor cols = make_tensor({1, 0, 1, 2, 9, 2}, {2, 3}, DType::i32, dev);
+    auto uc = call("unique", {cols}, {{"dim", Ints{1}}});
+    EXPECT_EQ(uc[0].shape(), (Shape{2, 2}));
+    EXPECT_EQ(host_values(uc[0]), (std::vector<double>{0, 1, 9, 2}));
+    EXPECT_EQ(host_values(uc[1]), (std::vector<double>{1, 0, 1}));
+    // NaNs are distinct, as in PyTorch; an empty tensor has no groups.
+    EXPECT_EQ(call("unique", {make_tensor({kNaN, 1, kNaN}, {3}, DType::f32, dev)})[0].numel(), 3);
+    auto empty = call("unique", {Tensor::zeros({0}, DType::f32, dev)});
+    EXPECT_EQ(empty[0].numel(), 0);
+    EXPECT_EQ(empty[2].numel(), 0);
+    EXPECT_THROW(call("unique", {m}, {{"dim", Ints{2}}}), IndexError);
+  }
+}
+
 TEST(CompositeGradients, MatchFiniteDifferences) {
   for (Device dev : devices()) {
     SCOPED_TRACE(dev.str());

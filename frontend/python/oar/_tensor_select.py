@@ -5,7 +5,7 @@ from . import _C
 from ._C import Tensor
 from ._functions import _ValuesIndices, result_type
 from ._ops import ops
-from ._tensor_math_base import (_D, _false_like, _floating_only, _is_int, _norm_dim, _slice)
+from ._tensor_math_base import (_D, _floating_only, _is_int, _norm_dim)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -30,11 +30,6 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) entries along dim, in order, and their positions."""
     d = _norm_dim(dim, input.ndim)
     return _ValuesIndices(ops.topk(input, k=int(k), dim=d, largest=bool(largest), sorted=bool(sorted)))
-
-
-def _host_count(mask):
-    """How many entries of a bool tensor are true (the one host read a data-dependent shape needs)."""
-    return int(ops.sum(mask).item())
 
 
 def nonzero(input, *, as_tuple=False):
@@ -110,76 +105,10 @@ def bincount(input, weights=None, minlength=0):
     return ops.bincount(input, weights, minlength=int(minlength))
 
 
-def _group_starts(rows):
-    """For rows (n, m) in order: true where a row differs from the previous one (always for the first)."""
-    n = rows.shape[0]
-    if n == 0:
-        return _false_like(rows.reshape(0))
-    differs = ops.sum(_slice(rows, 0, 1, n) != _slice(rows, 0, 0, n - 1), dims=[1]) > 0
-    first = ops.fill(shape=[1], value=1.0, dtype=_D.bool, device=rows.device)
-    return ops.concat([first, differs], dim=0)
-
-
-def _grouped(rows, order, return_inverse, return_counts):
-    """Unique rows of `rows` (already ordered so equal rows are adjacent; `order` maps back to the input),
-    with each input row's group and each group's size."""
-    starts = _group_starts(rows)
-    n = rows.shape[0]
-    groups = _host_count(starts)
-    picked = rows[starts] if n else rows
-    out = [picked]
-    gid = ops.cumsum(starts.to(dtype=_D.int64), dim=0) - 1 if n else starts.to(dtype=_D.int64)
-    if return_inverse:
-        inverse = ops.fill(shape=[n], value=0.0, dtype=_D.int64, device=rows.device)
-        out.append(ops.scatter_add(inverse, order, gid, dim=0) if n else inverse)
-    if return_counts:
-        counts = ops.fill(shape=[groups], value=0.0, dtype=_D.int64, device=rows.device)
-        ones = ops.fill(shape=[n], value=1.0, dtype=_D.int64, device=rows.device)
-        out.append(ops.scatter_add(counts, gid, ones, dim=0) if n else counts)
-    return out
-
-
-def _as_rows(input, dim):
-    """input as (size(dim), rest) rows, and how to put unique rows back into input's layout."""
-    d = _norm_dim(dim, input.ndim)
-    moved = input.transpose(0, d) if d else input
-    rest = list(moved.shape[1:])
-    rows = moved.reshape(moved.shape[0], -1)
-
-    def restore(r):
-        r = r.reshape(r.shape[0], *rest)
-        return r.transpose(0, d) if d else r
-    return rows, restore
-
-
-def _lexsort_rows(rows):
-    """The permutation that sorts rows lexicographically (stable sorts from the last column to the first)."""
-    n, m = rows.shape
-    order = ops.arange(start=0.0, end=float(n), dtype=_D.int64, device=rows.device)
-    for c in reversed(range(m)):
-        key = ops.index_select(rows.select(1, c), order, dim=0)
-        _, perm = sort(key, 0)
-        order = ops.index_select(order, perm, dim=0)
-    return order
-
-
 def _unique(input, dim, ordered, return_inverse, return_counts):
-    if dim is None:
-        x = input.reshape(-1)
-        rows, restore = x.reshape(-1, 1), lambda r: r.reshape(-1)
-        inverse_shape = list(input.shape)
-    else:
-        rows, restore = _as_rows(input, dim)
-        inverse_shape = [rows.shape[0]]
-    n = rows.shape[0]
-    order = ops.arange(start=0.0, end=float(n), dtype=_D.int64, device=rows.device)
-    if ordered and n:
-        order = sort(rows.reshape(-1), 0)[1] if rows.shape[1] == 1 else _lexsort_rows(rows)
-        rows = ops.index_select(rows, order, dim=0)
-    out = _grouped(rows, order, return_inverse, return_counts)
-    out[0] = restore(out[0])
-    if return_inverse:
-        out[1] = out[1].reshape(*inverse_shape)
+    op = ops.unique if ordered else ops.unique_consecutive
+    values, inverse, counts = op(input, dim=[] if dim is None else [_norm_dim(dim, input.ndim)])
+    out = [values] + ([inverse] if return_inverse else []) + ([counts] if return_counts else [])
     return out[0] if len(out) == 1 else tuple(out)
 
 

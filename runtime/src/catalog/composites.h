@@ -14,5 +14,6 @@ void register_shape_composites(OpRegistry& r);   // composites_shape.cpp
 void register_math_composites(OpRegistry& r);    // composites_math.cpp
 void register_select_composites(OpRegistry& r);  // composites_select.cpp
 void register_einsum_composite(OpRegistry& r);   // composites_einsum.cpp
+void register_unique_composites(OpRegistry& r);  // composites_unique.cpp
 
 }  // namespace oar
