@@ -44,6 +44,7 @@ OpRegistry::OpRegistry() {
   register_select_composites(*this);
   register_einsum_composite(*this);
   register_unique_composites(*this);
+  register_scatter_composites(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

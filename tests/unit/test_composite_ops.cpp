@@ -430,6 +430,57 @@ TEST(CompositeSelect, UniqueAndUniqueConsecutiveMatchLoops) {
   }
 }
 
+TEST(CompositeScatter, ScatterAndScatterReduceMatchLoops) {
+  const Shape xs{3, 5}, is{3, 6};
+  const std::vector<double> idx{4, 0, 4, 1, 4, 2, 3, 3, 0, 1, 2, 0, 1, 1, 1, 1, 4, 4};  // repeats in every row
+  for (Device dev : devices())
+    for (DType d : {DType::f32, DType::i64}) {
+      SCOPED_TRACE(dev.str() + " " + dtype_name(d));
+      auto xv = random_values(15, -4, 4, 22, d), sv = random_values(3 * 7, -4, 4, 23, d);
+      for (auto* v : {&xv, &sv})
+        for (double& e : *v) e = round_to(e, d);
+      Tensor x = make_tensor(xv, xs, d, dev), src = make_tensor(sv, {3, 7}, d, dev);  // src wider than index
+      Tensor index = make_tensor(idx, is, DType::i64, dev);
+      // Overwrite: the last write (in index order along dim 1) wins.
+      std::vector<double> want = xv;
+      for (size_t r = 0; r < 3; ++r)
+        for (size_t j = 0; j < 6; ++j) want[r * 5 + size_t(idx[r * 6 + j])] = sv[r * 7 + j];
+      EXPECT_EQ(host_values(call1("scatter", {x, index, src}, {{"dim", int64_t(1)}})), want);
+      for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"})
+        for (bool include_self : {true, false}) {
+          std::vector<std::vector<double>> hits(15);
+          for (size_t r = 0; r < 3; ++r)
+            for (size_t j = 0; j < 6; ++j) hits[r * 5 + size_t(idx[r * 6 + j])].push_back(sv[r * 7 + j]);
+          std::vector<double> ref(15);
+          for (size_t k = 0; k < 15; ++k) {
+            std::vector<double> vals = hits[k];
+            if (vals.empty()) {
+              ref[k] = xv[k];
+              continue;
+            }
+            if (include_self) vals.push_back(xv[k]);
+            const std::string r = reduce;
+            double acc = r == "prod" ? 1 : r == "amax" ? -1e300 : r == "amin" ? 1e300 : 0;
+            for (double v : vals)
+              acc = r == "prod" ? acc * v : r == "amax" ? std::max(acc, v) : r == "amin" ? std::min(acc, v) : acc + v;
+            if (r == "mean") acc = is_floating(d) ? acc / double(vals.size()) : std::floor(acc / double(vals.size()));
+            ref[k] = acc;
+          }
+          auto got = host_values(call1("scatter_reduce", {x, index, src},
+                                       {{"dim", int64_t(1)}, {"reduce", std::string(reduce)}, {"include_self", include_self}}));
+          expect_close(got, ref, 1e-5, 1e-4, std::string(reduce) + (include_self ? " with self" : " without self"));
+        }
+    }
+  for (Device dev : devices()) {
+    Tensor x = Tensor::zeros({3, 5}, DType::f32, dev);
+    EXPECT_THROW(call("scatter", {x, make_tensor({1}, {1}, DType::f32, dev), x}, {{"dim", int64_t(0)}}), DTypeError);
+    EXPECT_THROW(call("scatter", {x, Tensor::zeros({4, 5}, DType::i64, dev), x}, {{"dim", int64_t(1)}}), ShapeError);
+    EXPECT_THROW(call("scatter_reduce", {x, Tensor::zeros({3, 5}, DType::i64, dev), x},
+                      {{"dim", int64_t(1)}, {"reduce", std::string("median")}}),
+                 ValueError);
+  }
+}
+
 TEST(CompositeGradients, MatchFiniteDifferences) {
   for (Device dev : devices()) {
     SCOPED_TRACE(dev.str());

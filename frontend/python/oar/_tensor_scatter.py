@@ -10,7 +10,7 @@ from . import _C
 from ._C import Tensor
 from ._ops import ops
 from ._functions import _inplace_method
-from ._shape_common import (_D, _cat, _install_methods, _scalar, _wrap_dim, _zeros, broadcast_shapes)
+from ._shape_common import (_D, _install_methods, _scalar, _wrap_dim, _zeros, broadcast_shapes)
 
 
 def take_along_dim(x, indices, dim=None):
@@ -40,80 +40,16 @@ def _check_scatter(name, x, dim, index, src):
     return d
 
 
-def _region(src, shape):
-    """src's leading block of the given shape (scatter reads src only where index has entries)."""
-    for k, n in enumerate(shape):
-        if src.shape[k] != n:
-            src = src.narrow(k, 0, n)
-    return src
-
-
-def _last_per_target(index, src, d):
-    """Along dim d, index sorted (stably) with src in the same order, and which entry is the last one of
-    its run of equal targets: PyTorch's scatter keeps the last write, a reduction ends there."""
-    targets, order = ops.sort(index, dim=d)
-    values = ops.gather(src, order, dim=d)
-    n = targets.shape[d]
-    if n == 0:
-        return targets, values, targets != targets
-    ends = targets.narrow(d, 1, n - 1) != targets.narrow(d, 0, n - 1)
-    first = targets.narrow(d, 0, 1)
-    return targets, values, _cat([ends, first == first], d)
-
-
-def _segment_scan(values, targets, d, combine):
-    """Inclusive scan of `combine` within runs of equal (sorted) targets along d, in log2(n) steps."""
-    n, step = values.shape[d], 1
-    while step < n:
-        cur, prev = values.narrow(d, step, n - step), values.narrow(d, 0, n - step)
-        same = targets.narrow(d, step, n - step) == targets.narrow(d, 0, n - step)
-        values = _cat([values.narrow(d, 0, step), ops.where(same, combine(cur, prev), cur)], d)
-        step *= 2
-    return values
-
-
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _scatter_into(x, d, index, src, reduce, include_self):
-    """x with src[..j..] combined into x[..index[..j..]..] along d (reduce None: overwritten)."""
-    is_bool = x.dtype == _D.bool
-    base = x.to(_D.uint8) if is_bool else x
-    src = _region(src, index.shape).to(base.dtype)
-    zeros = _zeros(base.shape, base.dtype, base.device)
-    count_dtype = base.dtype if base.dtype != _D.uint8 else _D.int32
-    if reduce in ("sum", "mean"):
-        total = ops.scatter_add(zeros, index, src, dim=d)
-        count = ops.scatter_add(_zeros(base.shape, count_dtype, base.device), index,
-                                _C.call("fill", [], {"shape": list(index.shape), "value": 1.0, "dtype": count_dtype},
-                                        base.device), dim=d)
-        hit = count > 0
-        if reduce == "sum":
-            y = base + total if include_self else ops.where(hit, total, base)
-        else:
-            if include_self:
-                total, count = total + base, count + 1
-            count = ops.where(hit, count, _scalar(1, count_dtype, base.device))
-            mean = total / count if base.is_floating_point() else _floor_div(total, count)
-            y = ops.where(hit, mean.to(base.dtype), base)
-    else:
-        targets, values, last = _last_per_target(index, src, d)
-        if reduce == "prod":
-            values = _segment_scan(values, targets, d, lambda a, b: a * b)
-        elif reduce in ("amax", "amin"):
-            values = _segment_scan(values, targets, d, ops.maximum if reduce == "amax" else ops.minimum)
-        placed = ops.scatter_add(zeros, targets, ops.where(last, values, _scalar(0, base.dtype, base.device)), dim=d)
-        hit = ops.scatter_add(_zeros(base.shape, count_dtype, base.device), targets, last.to(count_dtype), dim=d) > 0
-        if reduce is not None and include_self:
-            placed = {"prod": lambda: base * placed, "amax": lambda: ops.maximum(base, placed),
-                      "amin": lambda: ops.minimum(base, placed)}[reduce]()
-        y = ops.where(hit, placed, base)
-    return y.to(_D.bool) if is_bool else y
-
-
-def _floor_div(a, b):
-    from ._functions import floor_divide
-    return floor_divide(a, b)
+    """x with src[..j..] combined into x[..index[..j..]..] along d (reduce None: overwritten): the catalog's
+    scatter and scatter_reduce (runtime/src/catalog/composites_scatter.cpp)."""
+    src = src.to(x.dtype)
+    if reduce is None:
+        return ops.scatter(x, index, src, dim=d)
+    return ops.scatter_reduce(x, index, src, dim=d, reduce=reduce, include_self=bool(include_self))
 
 
 def scatter(x, dim, index, src=None, value=None, *, reduce=None):

@@ -15,5 +15,6 @@ void register_math_composites(OpRegistry& r);    // composites_math.cpp
 void register_select_composites(OpRegistry& r);  // composites_select.cpp
 void register_einsum_composite(OpRegistry& r);   // composites_einsum.cpp
 void register_unique_composites(OpRegistry& r);  // composites_unique.cpp
+void register_scatter_composites(OpRegistry& r); // composites_scatter.cpp
 
 }  // namespace oar
