@@ -82,3 +82,42 @@ TEST(FrontendOps, MatchesTheHandWrittenFunctional) {
 }
 
 }  // namespace
+
+// The composites and bitwise ops as a C++ user calls them: a small attention
+// score with einsum, a stable softmax denominator with logsumexp, label
+// statistics with unique and bincount, a segment max with scatter_reduce, and
+// bit masks on integer ids. Values against direct formulas.
+TEST(FrontendOps, CompositesAndBitwiseOpsAsAUserWritesThem) {
+  for (Device dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    Tensor q = make_tensor({1, 0, 0, 1, 1, 1}, {1, 2, 3}, DType::f32, dev);  // [batch, query, dim]
+    Tensor k = make_tensor({1, 2, 3, 0, 0, 1}, {1, 2, 3}, DType::f32, dev);  // [batch, key, dim]
+    Tensor scores = einsum({q, k}, "bqd,bkd->bqk");
+    EXPECT_EQ(scores.shape(), (Shape{1, 2, 2}));
+    EXPECT_EQ(host_values(scores), (std::vector<double>{1, 0, 6, 1}));
+    Tensor lse = logsumexp(scores, {-1});
+    EXPECT_NEAR(host_values(lse)[1], std::log(std::exp(6.0) + std::exp(1.0)), 1e-5);
+    EXPECT_EQ(host_values(flip(scores, {2})), (std::vector<double>{0, 1, 1, 6}));
+
+    Tensor labels = make_tensor({3, 1, 3, 0, 1, 3}, {6}, DType::i64, dev);
+    auto u = unique(labels);  // values, inverse, counts
+    EXPECT_EQ(host_values(u[0]), (std::vector<double>{0, 1, 3}));
+    EXPECT_EQ(host_values(u[2]), (std::vector<double>{1, 2, 3}));
+    EXPECT_EQ(host_values(bincount(labels, Tensor())), (std::vector<double>{1, 2, 0, 3}));
+    // Positions of the odd labels.
+    Tensor odd = nonzero(bitwise_and(labels, make_tensor({1}, {}, DType::i64, dev)));
+    EXPECT_EQ(odd.shape(), (Shape{5, 1}));
+    EXPECT_EQ(host_values(odd), (std::vector<double>{0, 1, 2, 4, 5}));
+
+    Tensor values = make_tensor({0.5, -1, 2, 7, 3, -4}, {6}, DType::f32, dev);
+    Tensor segment_max = scatter_reduce(Tensor::full({4}, -100, DType::f32, dev), labels, values, 0, "amax", false);
+    EXPECT_EQ(host_values(segment_max), (std::vector<double>{7, 3, -100, 2}));
+
+    Tensor ids = make_tensor({5, 12, 255, 1024}, {4}, DType::i64, dev);
+    Tensor low = bitwise_and(ids, make_tensor({0xff}, {}, DType::i64, dev));
+    EXPECT_EQ(host_values(low), (std::vector<double>{5, 12, 255, 0}));
+    EXPECT_EQ(host_values(bitwise_right_shift(ids, make_tensor({2}, {}, DType::i64, dev))),
+              (std::vector<double>{1, 3, 63, 256}));
+    EXPECT_EQ(host_values(bitwise_not(make_tensor({0, -1}, {2}, DType::i32, dev))), (std::vector<double>{-1, 0}));
+  }
+}

@@ -169,6 +169,20 @@ def _(opset):
             {"axes": np.array([2], np.int64)}, [("y", TensorProto.BOOL)])
 
 
+@case("BitwiseAnd/Or/Xor int32 broadcast, BitwiseNot int8 and uint8")
+def _(opset):
+    a = rng(7).integers(-2**31, 2**31 - 1, (3, 4), dtype=np.int32)
+    b = rng(8).integers(-2**31, 2**31 - 1, (4,), dtype=np.int32)
+    c = rng(9).integers(-128, 127, (5,), dtype=np.int8)
+    u = rng(10).integers(0, 255, (5,), dtype=np.uint8)
+    nodes = [helper.make_node("BitwiseAnd", ["a", "b"], ["and"]), helper.make_node("BitwiseOr", ["a", "b"], ["or"]),
+             helper.make_node("BitwiseXor", ["a", "b"], ["xor"]), helper.make_node("BitwiseNot", ["c"], ["notc"]),
+             helper.make_node("BitwiseNot", ["u"], ["notu"])]
+    i32, i8, u8 = TensorProto.INT32, TensorProto.INT8, TensorProto.UINT8
+    return (nodes, {"a": a, "b": b, "c": c, "u": u}, {},
+            [("and", i32), ("or", i32), ("xor", i32), ("notc", i8), ("notu", u8)])
+
+
 @case("Split num_outputs 3 of 7 (uneven)")
 def _(opset):
     x = rng(2).standard_normal((2, 7)).astype(np.float32)
@@ -567,6 +581,7 @@ def test_center_crop_pad_axes(tmp_path):
 # ---- round trips: an imported graph exported again at the new opsets ----
 
 ROUND_TRIP = ["ReduceMean axes input [0, -1] keepdims 1", "ReduceL2 axes input [1] keepdims 0",
+              "BitwiseAnd/Or/Xor int32 broadcast, BitwiseNot int8 and uint8",
               "Split num_outputs 3 of 7 (uneven)", "Pad constant with axes input", "Pad edge with axes input",
               "LayerNormalization axis -2", "Gelu approximate tanh (opset 20)", "Mish",
               "GroupNormalization (per-group scale, opset 18)", "CenterCropPad crop and pad",
@@ -639,6 +654,38 @@ def test_round_trip_traced(opset, tmp_path):
         f = oar.onnx.load(path)
         for g, w in zip(f(x), want):
             compare(to_numpy(g), w, 1e-5)
+
+
+def _bit_ops(x, y):
+    return x & y, x | 6, x ^ y, ~x, x << 3, x >> 2, y << 62, (x - 9) >> 1
+
+
+@pytest.mark.parametrize("opset", [17, 18, 22])
+def test_bitwise_ops_export(opset, tmp_path):
+    """Traced integer bitwise ops export: BitwiseAnd/Or/Xor/Not from opset 18 (earlier opsets refuse them by
+    name), shifts of signed integers as Mul/Pow and a floor division (BitShift is unsigned only)."""
+    x_np = np.array([[5, -3, 0, 127], [1024, -1, 7, 2**40]], np.int64)
+    y_np = np.array([3, 1, -8, 255], np.int64)
+    x, y = oar.tensor(x_np), oar.tensor(y_np)
+    want = [to_numpy(t) for t in _bit_ops(x, y)]
+    ref = [x_np & y_np, x_np | 6, x_np ^ y_np, ~x_np, x_np << 3, x_np >> 2, y_np << 62, (x_np - 9) >> 1]
+    for w, r in zip(want, ref):
+        np.testing.assert_array_equal(w, r)
+    path = tmp_path / "bits.onnx"
+    with record("traced export", "bitwise ops and shifts (int64)", opset, "cpu"):
+        if opset < 18:
+            with pytest.raises(oar.NotImplementedError, match="BitwiseAnd is an ONNX op from opset 18"):
+                oar.onnx.export(_bit_ops, path, example_inputs=(x, y), opset=opset)
+            return
+        oar.onnx.export(_bit_ops, path, example_inputs=(x, y), opset=opset)
+        model = onnx.load(str(path))
+        onnx.checker.check_model(model, full_check=True)
+        feeds = {model.graph.input[0].name: x_np, model.graph.input[1].name: y_np}
+        for g, w in zip(ReferenceEvaluator(model).run(None, feeds), want):
+            np.testing.assert_array_equal(g, w)
+        f = oar.onnx.load(path)
+        for g, w in zip(f(x, y), want):
+            np.testing.assert_array_equal(to_numpy(g), w)
 
 
 # ---- what oar refuses, clearly ----

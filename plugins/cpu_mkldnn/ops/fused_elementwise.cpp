@@ -56,7 +56,8 @@ const std::map<std::string, BlockFn<T>>& block_functions() {
   static const std::map<std::string, BlockFn<T>> table = [] {
     std::map<std::string, BlockFn<T>> t;
     oar::kp::for_each_functor([&]<class Op>() {
-      if constexpr (Op::kind != oar::kp::VARIANT && Op::kind != oar::kp::COMPARE) t[Op::op_name] = &apply_block<T, Op>;
+      if constexpr (Op::kind != oar::kp::VARIANT && Op::kind != oar::kp::COMPARE && Op::kind != oar::kp::INTEGRAL)
+        t[Op::op_name] = &apply_block<T, Op>;
     });
     return t;
   }();

@@ -37,6 +37,8 @@ oar_status_t unary_kernel(const oar_kernel_context* ctx) {
     sdk::visit_dtype(x.dtype, [&]<class T>() {
       if constexpr (std::is_same_v<T, bool>) {
         sdk::fail(OAR_STATUS_UNSUPPORTED, "bool is not supported");
+      } else if constexpr (!kp::functor_applies_v<Op::kind, T>) {
+        sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(Op::op_name) + " needs an integer input");
       } else if constexpr (Op::kind == kp::FLOATING || Op::kind == kp::VARIANT) {
         if constexpr (kp::is_floating_v<T>) {
           map<T, T>(c, Op::op_name, a.output(0), sdk::make_functor<Op>(a), x);
@@ -64,6 +66,8 @@ oar_status_t binary_kernel(const oar_kernel_context* ctx) {
         map<bool, T, T>(c, Op::op_name, a.output(0), op, x, z);
       } else if constexpr (std::is_same_v<T, bool>) {
         sdk::fail(OAR_STATUS_UNSUPPORTED, "bool is not supported");
+      } else if constexpr (!kp::functor_applies_v<Op::kind, T>) {
+        sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(Op::op_name) + " needs integer inputs");
       } else if constexpr (Op::kind == kp::FLOATING || Op::kind == kp::VARIANT) {
         if constexpr (kp::is_floating_v<T>) map<T, T, T>(c, Op::op_name, a.output(0), op, x, z);
         else sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(Op::op_name) + " needs floating inputs");

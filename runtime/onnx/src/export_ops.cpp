@@ -334,6 +334,36 @@ std::unordered_map<std::string, Emitter> make_emitters() {
     set_attr(c.b.node("Cast", {c.in[0]}, {c.out[0]}), "to", int64_t(dtype_to_onnx(c.node.attrs.get_dtype("dtype"))));
   };
   e["square"] = [](Ctx& c) { c.b.node("Mul", {c.in[0], c.in[0]}, {c.out[0]}); };
+  // Shifts: BitShift takes unsigned types only, so u8 is one BitShift; signed types multiply by
+  // 2^b (wrapping: a count of the width or more gives 0) or floor-divide by it in f64 (the sign
+  // fill past the width), as the importer read BitShift before the shift ops existed.
+  e["bitwise_left_shift"] = [](Ctx& c) {
+    const DType d = c.in_dtype(0);
+    if (d == DType::u8) {
+      set_attr(c.b.node("BitShift", c.in, {c.out[0]}), "direction", std::string("LEFT"));
+      return;
+    }
+    c.b.node("Mul", {c.in[0], c.b.op("Pow", {c.b.scalar(2, d), c.in[1]})}, {c.out[0]});
+  };
+  e["bitwise_right_shift"] = [](Ctx& c) {
+    const DType d = c.in_dtype(0);
+    if (d == DType::u8) {
+      set_attr(c.b.node("BitShift", c.in, {c.out[0]}), "direction", std::string("RIGHT"));
+      return;
+    }
+    std::string power = c.b.op("Pow", {c.b.scalar(2, DType::f64), c.b.cast(c.in[1], d, DType::f64)});
+    std::string q = c.b.op("Floor", {c.b.op("Div", {c.b.cast(c.in[0], d, DType::f64), power})});
+    set_attr(c.b.node("Cast", {q}, {c.out[0]}), "to", int64_t(dtype_to_onnx(d)));
+  };
+  // The other bitwise ops are ONNX ops from opset 18.
+  const std::pair<const char*, const char*> bitwise[] = {
+      {"bitwise_and", "BitwiseAnd"}, {"bitwise_or", "BitwiseOr"}, {"bitwise_xor", "BitwiseXor"},
+      {"bitwise_not", "BitwiseNot"}};
+  for (const auto& [oar_op, onnx_op] : bitwise)
+    e[oar_op] = [onnx_op = onnx_op](Ctx& c) {
+      if (c.b.opset() < 18) throw NotImplementedError(str(onnx_op, " is an ONNX op from opset 18; export at opset 18 or later"));
+      c.b.node(onnx_op, c.in, {c.out[0]});
+    };
   e["einsum"] = [](Ctx& c) {  // an imported Einsum (a trace records einsum's parts instead)
     set_attr(c.b.node("Einsum", c.in, {c.out[0]}), "equation", c.node.attrs.get_string("equation"));
   };

@@ -85,20 +85,18 @@ Value* clip_mapping(NodeContext& c) {
   return x;
 }
 
-// x << y is x * 2^y (wrapping in x's type); x >> y is x / 2^y rounded down.
+// The catalog's shifts. ONNX's BitShift takes unsigned types only, so an
+// i32/i64 operand is a UINT16/UINT32/UINT64 the importer widened
+// (tensor_proto.cpp): shifts are exact, but a left shift wraps at the wider
+// width, and a UINT64 of 2^63 or more (negative once widened) shifts right
+// arithmetically.
 Value* bit_shift_mapping(NodeContext& c, Value* x, Value* y) {
   DType d = c.dtype(x);
-  // ONNX's BitShift takes unsigned types only, so an i32/i64 operand is a
-  // UINT16/UINT32/UINT64 the importer widened (tensor_proto.cpp): shifts are
-  // exact, but a left shift does not wrap at the original width.
-  if (!is_integral(d) || d == DType::i8)
+  if (!is_integral(d) || d == DType::i8 || d == DType::boolean)
     c.invalid(str("BitShift takes unsigned integers, got ", dtype_name(d)));
   std::string dir = c.attr_string("direction", "");
-  Value* power = c.op("pow", {c.scalar(2, d), c.cast(y, d)});
-  if (dir == "LEFT") return c.mul(x, power);
-  if (dir != "RIGHT") c.invalid(str("direction must be LEFT or RIGHT, got '", dir, "'"));
-  Value* q = c.div(c.cast(x, DType::f64), c.op("pow", {c.scalar(2, DType::f64), c.cast(y, DType::f64)}));
-  return c.cast(c.op("floor", {q}), d);
+  if (dir != "LEFT" && dir != "RIGHT") c.invalid(str("direction must be LEFT or RIGHT, got '", dir, "'"));
+  return c.op(dir == "LEFT" ? "bitwise_left_shift" : "bitwise_right_shift", {x, c.cast(y, d)});
 }
 
 }  // namespace
@@ -117,13 +115,14 @@ void register_elementwise_mappers(MapperTable& t) {
       {"Asin", "asin"}, {"Acos", "acos"},   {"Atan", "atan"},   {"Sinh", "sinh"},   {"Cosh", "cosh"},
       {"Asinh", "asinh"}, {"Acosh", "acosh"}, {"Atanh", "atanh"}, {"Sigmoid", "sigmoid"},
       {"Erf", "erf"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
-      {"Sign", "sign"}, {"Not", "logical_not"}};
+      {"Sign", "sign"}, {"Not", "logical_not"}, {"BitwiseNot", "bitwise_not"}};
   for (const auto& [onnx_name, oar_name] : unaries) t.add(onnx_name, unary(oar_name));
 
   const std::pair<const char*, const char*> binaries[] = {
       {"Add", "add"},      {"Sub", "sub"},     {"Mul", "mul"},          {"Equal", "eq"},
       {"Less", "lt"},      {"LessOrEqual", "le"}, {"Greater", "gt"},    {"GreaterOrEqual", "ge"},
-      {"And", "logical_and"}, {"Or", "logical_or"}, {"Xor", "logical_xor"}};
+      {"And", "logical_and"}, {"Or", "logical_or"}, {"Xor", "logical_xor"},
+      {"BitwiseAnd", "bitwise_and"}, {"BitwiseOr", "bitwise_or"}, {"BitwiseXor", "bitwise_xor"}};
   for (const auto& [onnx_name, oar_name] : binaries) t.add(onnx_name, binary(oar_name));
 
   t.add("Max", variadic("maximum"));

@@ -20,6 +20,15 @@ std::vector<TensorMeta> same_dtype(const InferContext& c) {
 }
 std::vector<TensorMeta> bool_out(const InferContext& c) { return {{broadcast_all(c), DType::boolean}}; }
 
+// Bitwise ops: integer dtypes only (bool has the logical ops).
+std::vector<TensorMeta> integral_only(const InferContext& c) {
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (!is_integral(c.dtype(i)) || c.dtype(i) == DType::boolean)
+      throw DTypeError(str("op '", c.schema.name, "' needs integer inputs (i8, u8, i32, i64), got ",
+                           dtype_name(c.dtype(i)), "; bool tensors have logical_and/or/xor/not"));
+  return same_dtype(c);
+}
+
 std::vector<TensorMeta> numeric_not_bool(const InferContext& c) {
   if (c.dtype(0) == DType::boolean)
     throw DTypeError(str("op '", c.schema.name, "' does not accept bool tensors"));
@@ -166,6 +175,8 @@ void register_elementwise_ops(OpRegistry& r) {
     std::string doc = str("`", Op::source, "` (declared only in kernel_primitives/)");
     DTypePolicy policy = Op::kind == kp::FLOATING ? F : P;
     if (Op::kind == kp::COMPARE) r.add(no_gradient(binary(Op::op_name, P, doc, bool_out)));
+    else if (Op::kind == kp::INTEGRAL && Op::arity == 1) r.add(no_gradient(unary(Op::op_name, P, doc, attrs, integral_only)));
+    else if (Op::kind == kp::INTEGRAL) r.add(no_gradient(binary(Op::op_name, P, doc, integral_only)));
     else if (Op::arity == 1) r.add(unary(Op::op_name, policy, doc, attrs, Op::kind == kp::NUMERIC ? numeric_not_bool : same_dtype));
     else {
       OpSchema s = binary(Op::op_name, policy, doc);

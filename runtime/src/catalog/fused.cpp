@@ -17,7 +17,8 @@ const std::map<std::string, FusableFunctor>& fusable_functors() {
   static const std::map<std::string, FusableFunctor> table = [] {
     std::map<std::string, FusableFunctor> t;
     kp::for_each_functor([&]<class Op>() {
-      if (Op::kind == kp::VARIANT || Op::kind == kp::COMPARE) return;  // a dtype change, or an attribute-picked form
+      // A dtype change, an attribute-picked form, or integer-only (fusion is for floating chains).
+      if (Op::kind == kp::VARIANT || Op::kind == kp::COMPARE || Op::kind == kp::INTEGRAL) return;
       t[Op::op_name] = {Op::arity, Op::p0_attr, Op::p1_attr};
     });
     return t;

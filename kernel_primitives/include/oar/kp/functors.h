@@ -8,12 +8,20 @@
 // runtime/src/autograd/rules_functor.cpp; functors ignore it.)
 #pragma once
 
+#include <type_traits>
+
 #include "oar/kp/math.h"
 
 namespace oar::kp {
 
-// Which dtypes a functor is registered for (see unary_ops.def).
-enum FunctorKind { FLOATING = 0, NUMERIC = 1, VARIANT = 2, COMPARE = 3 };
+// Which dtypes a functor is registered for (see unary_ops.def). INTEGRAL
+// functors (bitwise ops) are integer-only: for other types their call
+// operator is never run and returns 0, so a backend that instantiates every
+// functor for every dtype still compiles.
+enum FunctorKind { FLOATING = 0, NUMERIC = 1, VARIANT = 2, COMPARE = 3, INTEGRAL = 4 };
+
+template <FunctorKind kind, class T>
+inline constexpr bool functor_applies_v = kind != INTEGRAL || (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 
 #define OAR_KP_FUNCTOR_COMMON(name, kind_, p0a, p1a, expr, arity_)   \
   double p0 = 0, p1 = 0;                                            \
@@ -33,7 +41,10 @@ enum FunctorKind { FLOATING = 0, NUMERIC = 1, VARIANT = 2, COMPARE = 3 };
       using namespace ::oar::kp::math;                              \
       (void)p0;                                                     \
       (void)p1;                                                     \
-      return static_cast<T>(expr);                                  \
+      if constexpr (functor_applies_v<kind_, T>)                    \
+        return static_cast<T>(expr);                                \
+      else                                                          \
+        return T(0);                                                \
     }                                                               \
   };
 #include "oar/kp/unary_ops.def"
@@ -48,7 +59,10 @@ enum FunctorKind { FLOATING = 0, NUMERIC = 1, VARIANT = 2, COMPARE = 3 };
       using namespace ::oar::kp::math;                              \
       (void)p0;                                                     \
       (void)p1;                                                     \
-      return static_cast<T>(expr);                                  \
+      if constexpr (functor_applies_v<kind_, T>)                    \
+        return static_cast<T>(expr);                                \
+      else                                                          \
+        return T(0);                                                \
     }                                                               \
   };
 #define OAR_KP_COMPARE(name, expr)                                  \

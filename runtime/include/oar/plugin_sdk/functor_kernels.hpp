@@ -60,6 +60,7 @@ oar_status_t register_functor_kernels(const oar_kernel_registrar* r, const char*
     };
     if (Op::kind == kp::FLOATING) each(kFloatDTypes);
     else if (Op::kind == kp::NUMERIC) each(kNumericDTypes);
+    else if (Op::kind == kp::INTEGRAL) each(kIntegralDTypes);
     else each(kAllDTypes);
   });
   return status;

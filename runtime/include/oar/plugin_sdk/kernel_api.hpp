@@ -217,5 +217,6 @@ inline constexpr oar_dtype_t kAllDTypes[] = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_D
 inline constexpr oar_dtype_t kNumericDTypes[] = {OAR_DTYPE_F32, OAR_DTYPE_F64, OAR_DTYPE_F16,
                                                  OAR_DTYPE_BF16, OAR_DTYPE_I8, OAR_DTYPE_U8,
                                                  OAR_DTYPE_I32, OAR_DTYPE_I64};
+inline constexpr oar_dtype_t kIntegralDTypes[] = {OAR_DTYPE_I8, OAR_DTYPE_U8, OAR_DTYPE_I32, OAR_DTYPE_I64};
 
 }  // namespace oar::sdk

@@ -38,6 +38,8 @@ oar_status_t unary_kernel(const oar_kernel_context* ctx) {
     sdk::visit_dtype(x.dtype, [&]<class T>() {
       if constexpr (std::is_same_v<T, bool>) {
         sdk::fail(OAR_STATUS_UNSUPPORTED, "bool is not supported");
+      } else if constexpr (!kp::functor_applies_v<Op::kind, T>) {
+        sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(Op::op_name) + " needs an integer input");
       } else {
         Op op = make_functor<Op>(a);
         clamp_params_to_type<T>(op.p0, op.p1);
@@ -66,6 +68,8 @@ oar_status_t binary_kernel(const oar_kernel_context* ctx) {
                                          operand<const T>(z));
       } else if constexpr (std::is_same_v<T, bool>) {
         sdk::fail(OAR_STATUS_UNSUPPORTED, "bool is not supported");
+      } else if constexpr (!kp::functor_applies_v<Op::kind, T>) {
+        sdk::fail(OAR_STATUS_UNSUPPORTED, std::string(Op::op_name) + " needs integer inputs");
       } else {
         kp::cpu::elementwise<T, T, T>(y.ndim, y.shape, operand<T>(y), op, operand<const T>(x),
                                       operand<const T>(z));
