@@ -4,7 +4,8 @@
 // frontends call them) and functionally (fresh outputs, as a graph executor
 // calls them), against a plain double-precision loop of PyTorch's rules that
 // rounds stored state as the dtype does; the kernels against the catalog's
-// decomposition; step and learning-rate tensors against the attributes;
+// decomposition; step and hyperparameter tensors ([lr], [lr, momentum],
+// [lr, beta1, beta2]) against the attributes;
 // bad lists and hyper-parameters must raise the typed oar errors.
 #include <cmath>
 
@@ -210,10 +211,21 @@ TEST(OptimizerOps, FunctionalDecompositionAndTensorHyperParametersAgree) {
       Adam t = o;
       t.lr = 123;  // ignored: the tensor wins
       std::vector<Tensor> tensors = call(adam, with_tensors, t.attrs({}));
+      // [lr, beta1, beta2] as one tensor (a training graph with cycled betas): kernel and decomposition
+      with_tensors[0] = make_tensor({o.lr, o.b1, o.b2}, {3}, DType::f32, dev);
+      t.b1 = 0.5, t.b2 = 0.25;  // ignored too
+      std::vector<Tensor> hyper = call(adam, with_tensors, t.attrs({}));
+      std::vector<Tensor> hyper_parts = adam.decompose(with_tensors, normalize_attrs(adam, t.attrs({})));
+      Adam rounded = o;  // the hyperparameter tensor holds f32 betas: the reference uses the same values
+      rounded.b1 = double(float(o.b1)), rounded.b2 = double(float(o.b2));
+      std::vector<Tensor> hyper_want = call(adam, in, rounded.attrs(steps));
       const double tol = d == DType::f64 ? 1e-6 : 1e-5;  // the f32 learning rate and device pow
       for (size_t i = 0; i < functional.size(); ++i) {
         expect_close(host_values(parts[i]), host_values(functional[i]), tol, 1e-9, name_of(dev, d) + " decomposition");
         expect_close(host_values(tensors[i]), host_values(functional[i]), tol, 1e-9, name_of(dev, d) + " tensors");
+        expect_close(host_values(hyper[i]), host_values(hyper_want[i]), tol, 1e-9, name_of(dev, d) + " betas tensor");
+        expect_close(host_values(hyper_parts[i]), host_values(hyper_want[i]), tol, 1e-9,
+                     name_of(dev, d) + " betas tensor, decomposition");
       }
       call_out(adam, in, o.attrs(steps), [&] {
         std::vector<Tensor> out = c.params;
@@ -234,9 +246,17 @@ TEST(OptimizerOps, FunctionalDecompositionAndTensorHyperParametersAgree) {
       auto sp = sgd.decompose(sin, normalize_attrs(sgd, s.attrs(false)));
       sin[0] = Tensor::full({}, s.lr, DType::f32, dev);
       auto st = call(sgd, sin, s.attrs(false));
+      sin[0] = make_tensor({s.lr, s.momentum}, {2}, DType::f32, dev);
+      Sgd junk = s;
+      junk.lr = 7, junk.momentum = 0.2;  // the tensor [lr, momentum] wins
+      auto sh = call(sgd, sin, junk.attrs(false));
+      auto shp = sgd.decompose(sin, normalize_attrs(sgd, junk.attrs(false)));
       for (size_t i = 0; i < sf.size(); ++i) {
         expect_close(host_values(sp[i]), host_values(sf[i]), tol, 1e-9, name_of(dev, d) + " sgd decomposition");
         expect_close(host_values(st[i]), host_values(sf[i]), tol, 1e-9, name_of(dev, d) + " sgd lr tensor");
+        expect_close(host_values(sh[i]), host_values(sf[i]), tol, 1e-9, name_of(dev, d) + " sgd momentum tensor");
+        expect_close(host_values(shp[i]), host_values(sf[i]), tol, 1e-9,
+                     name_of(dev, d) + " sgd momentum tensor, decomposition");
       }
     }
 }
@@ -268,6 +288,10 @@ TEST(OptimizerOps, BadListsAndHyperParametersAreTypedErrors) {
   EXPECT_THROW(adam({Tensor(), p.to(DType::i32), g.to(DType::i32), m.to(DType::i32), v.to(DType::i32)}, o.attrs({1})),
                DTypeError);
   EXPECT_THROW(adam({Tensor::full({}, 0.1, DType::f64, dev), p, g, m, v}, o.attrs({1})), DTypeError);  // lr not f32
+  EXPECT_THROW(adam({make_tensor({0.1, 0.9, 0.99, 1}, {4}, DType::f32, dev), p, g, m, v}, o.attrs({1})),
+               DTypeError);  // four hyperparameters
+  EXPECT_THROW(adam({make_tensor({0.1, 0.9}, {2}, DType::f32, dev), p, g, m, v}, o.attrs({1})),
+               ValueError);  // betas from a tensor with host step counts
   EXPECT_THROW(adam({Tensor(), p, g, m, v}, o.attrs({1, 2})), ValueError);  // two steps, one parameter
   EXPECT_THROW(adam({Tensor(), p, g, m, v}, o.attrs({0})), ValueError);     // steps count from 1
   EXPECT_THROW(adam({Tensor(), p, g, m, v, Tensor::full({}, 1, DType::i64, dev)}, o.attrs({})), DTypeError);
@@ -281,6 +305,8 @@ TEST(OptimizerOps, BadListsAndHyperParametersAreTypedErrors) {
   EXPECT_THROW(call("sgd_step", {Tensor(), p, g}, s.attrs(false)), ValueError);
   s = Sgd{}, s.momentum = 0.9;
   EXPECT_THROW(call("sgd_step", {Tensor(), p, g}, s.attrs(false)), ValueError);  // no buffer list
+  EXPECT_THROW(call("sgd_step", {make_tensor({0.1, 0.9, 0}, {3}, DType::f32, dev), p, g, m}, s.attrs(false)),
+               DTypeError);  // sgd takes [lr] or [lr, momentum]
   try {
     adam({Tensor(), p, Tensor::ones({4}, DType::f32, dev), m, v}, o.attrs({1}));
   } catch (const ShapeError& e) {

@@ -27,11 +27,17 @@ std::vector<std::vector<size_t>> groups_of(const std::vector<Tensor>& params, co
   return groups;
 }
 
-Tensor lr_for(const std::vector<Tensor>& lr_tensors, Device device, const char* op) {
-  if (lr_tensors.empty()) return Tensor();
-  for (const Tensor& t : lr_tensors)
+Tensor hyper_for(const std::vector<Tensor>& hyper_tensors, Device device, const char* op) {
+  if (hyper_tensors.empty()) return Tensor();
+  for (const Tensor& t : hyper_tensors)
     if (t.device() == device) return t;
-  throw DeviceError(str(op, ": no learning-rate tensor on ", device.str(), ", where parameters are"));
+  throw DeviceError(str(op, ": no hyperparameter tensor on ", device.str(), ", where parameters are"));
+}
+
+// The attribute for hyperparameter k: a fixed stand-in when the tensor
+// carries it, since a graph must not record the value a scheduler changes.
+double attr_value(const Tensor& hyper, int64_t k, double value, double stand_in) {
+  return hyper.defined() && hyper.numel() > k ? stand_in : value;
 }
 
 // Runs `op` with outputs = the state it updates: in place, or (when one of
@@ -69,15 +75,16 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
   if (momentum) first.assign(fresh.begin(), fresh.end());
   for (const auto& group : groups_of(params, first)) {
     const Device device = params[group[0]].device();
-    std::vector<Tensor> in{lr_for(u.lr_tensors, device, "sgd_step")}, out;
-    // With a tensor the attribute is unused: a graph must not record the value a scheduler changes.
-    const double lr = in[0].defined() ? 0.0 : u.lr;
+    std::vector<Tensor> in{hyper_for(u.hyper_tensors, device, "sgd_step")}, out;
+    const double lr = attr_value(in[0], 0, u.lr, 0.0);
+    // Zero or not decides whether there are buffers, so the stand-in keeps that.
+    const double momentum_attr = attr_value(in[0], 1, u.momentum, momentum ? 1.0 : 0.0);
     for (size_t k : group) in.push_back(params[k].detach()), out.push_back(params[k].detach());
     for (size_t k : group) in.push_back(grads[k]);
     if (momentum)
       for (size_t k : group) in.push_back(momentum_buffers[k]), out.push_back(momentum_buffers[k]);
     Attrs attrs{{"lr", lr},
-                {"momentum", u.momentum},
+                {"momentum", momentum_attr},
                 {"dampening", u.dampening},
                 {"weight_decay", u.weight_decay},
                 {"nesterov", u.nesterov},
@@ -99,8 +106,8 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
   require_lengths("adam_step", n, {{steps.empty() ? "step tensors" : "steps", steps.empty() ? step_tensors.size() : steps.size()}});
   for (const auto& group : groups_of(params, {})) {
     const Device device = params[group[0]].device();
-    std::vector<Tensor> in{lr_for(u.lr_tensors, device, "adam_step")}, out;
-    const double lr = in[0].defined() ? 0.0 : u.lr;  // as in sgd_update
+    std::vector<Tensor> in{hyper_for(u.hyper_tensors, device, "adam_step")}, out;
+    const double lr = attr_value(in[0], 0, u.lr, 0.0);  // as in sgd_update
     std::vector<double> group_steps;
     for (size_t k : group) in.push_back(params[k].detach()), out.push_back(params[k].detach());
     for (size_t k : group) in.push_back(grads[k]);
@@ -113,8 +120,8 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
       else group_steps.push_back(steps[k]);
     }
     Attrs attrs{{"lr", lr},
-                {"beta1", u.beta1},
-                {"beta2", u.beta2},
+                {"beta1", attr_value(in[0], 1, u.beta1, 0.5)},
+                {"beta2", attr_value(in[0], 2, u.beta2, 0.5)},
                 {"eps", u.eps},
                 {"weight_decay", u.weight_decay},
                 {"amsgrad", u.amsgrad},

@@ -18,6 +18,7 @@ training of the module is seen by the graph, and in-place writes the traced
 code makes (batch-norm running statistics) are replayed on every run.
 """
 import functools
+import warnings
 
 from . import _C
 from ._C import Graph, Executor, GraphError, is_tracing  # noqa: F401
@@ -196,6 +197,17 @@ def trace(function, example_inputs):
     return static
 
 
+def _key_difference(old, new):
+    """Names of the optimizer hyperparameters that differ between two _hyper_key values."""
+    names = []
+    for g, (a, b) in enumerate(zip(old, new)):
+        a, b = dict(a), dict(b)
+        for name in sorted(a.keys() | b.keys()):
+            if a.get(name) != b.get(name):
+                names.append(f"param_groups[{g}][{name!r}] ({a.get(name)!r} -> {b.get(name)!r})")
+    return names
+
+
 class TrainGraph:
     """One training step (forward, loss, backward and optimizer update) as one graph, like OneFlow's nn.Graph.
 
@@ -210,12 +222,14 @@ class TrainGraph:
         for x, y in loader:
             loss = train_step(x, y)
 
-    Per guard key (as to_static's, plus the optimizers' hyperparameters other than lr and the model's
+    Per guard key (as to_static's, plus the optimizers' hyperparameters other than lr -- and other than
+    SGD's momentum and Adam's betas, which the fused updates read from tensors -- and the model's
     train/eval flags), the first call runs eagerly so the optimizers create their state; the second and
     third trace the step and compare the two graphs. A step whose graph differs between two steps
     depends on Python values that change (a counter, a schedule computed in Python) and raises GraphError
     instead of being frozen. From then on a call runs the graph: parameters, buffers and optimizer state
-    are updated in place, and the learning rate is read from each group on every call (schedulers work).
+    are updated in place, and the learning rate (and momentum or betas for SGD and Adam) is read from each
+    group on every call, so schedulers work, cycle_momentum included.
     Gradients live inside the graph: `.grad` is None after a graph step.
     """
 
@@ -224,6 +238,7 @@ class TrainGraph:
         self._optimizers = list(optimizers) if isinstance(optimizers, (list, tuple)) else [optimizers]
         self._model = model
         self._states = {}
+        self._warned = False
 
     @property
     def graph(self):
@@ -241,16 +256,44 @@ class TrainGraph:
             p.grad = None
 
     def _hyper_key(self):
+        """The optimizers' hyperparameters that a graph freezes: not lr, nor, once a schedule changes them,
+        what the fused updates read from their hyperparameter tensor (SGD's momentum, Adam's betas; then
+        only whether SGD has momentum at all)."""
         key = []
         for opt in self._optimizers:
             for group in opt.param_groups:
-                items = []
+                live = opt._graph_hypers if opt._hypers_live(group) else ()
+                items = [("hypers_from_tensor", True)] if live else []
                 for k, v in sorted(group.items()):
                     if k in ("params", "lr"):
+                        continue
+                    if k in live:
+                        if k == "momentum":
+                            items.append(("has_momentum", v != 0))
                         continue
                     items.append((k, tuple(v) if isinstance(v, list) else v))
                 key.append(tuple(items))
         return tuple(key)
+
+    # At most this many keys are kept; a step whose key is new every time (a
+    # hyperparameter changed per step that the graph cannot read from a
+    # tensor) runs eagerly, with one warning naming what changed.
+    _MAX_KEYS = 16
+
+    def _make_room(self, key):
+        if len(self._states) < self._MAX_KEYS:
+            return
+        victim = next((k for k, st in self._states.items() if st["graph"] is None), next(iter(self._states)))
+        if not self._warned:
+            self._warned = True
+            last = next(reversed(self._states))
+            changed = _key_difference(last[1], key[1]) or ["the inputs' shapes or dtypes, or train/eval"]
+            warnings.warn(f"TrainGraph: {len(self._states) + 1} different step signatures; what changed last: "
+                          f"{', '.join(changed)}. A step runs as a graph from its third call with one signature, "
+                          "so values that change on every step keep it eager: change them less often, or use "
+                          "an optimizer whose update reads them from tensors (SGD's momentum, Adam's betas)",
+                          RuntimeWarning, stacklevel=3)
+        del self._states[victim]
 
     def _trace(self, spec, tensors):
         self._clear_grads()
@@ -261,8 +304,8 @@ class TrainGraph:
         # Optimizer tensors by name: dumps say what they are, and the two-trace
         # comparison does not mistake a changed learning rate for a changed graph.
         for i, opt in enumerate(self._optimizers):
-            for j, (_, lr) in enumerate(getattr(opt, "_graph_lr", {}).values()):
-                names.append((lr, f"optimizer{i}.lr{j}"))
+            for name, t in opt._graph_tensors():
+                names.append((t, f"optimizer{i}.{name}"))
             for k, (p, state) in enumerate(opt.state.items()):
                 for field, value in state.items():
                     if isinstance(value, _C.Tensor):
@@ -290,6 +333,8 @@ class TrainGraph:
         tensors = []
         spec = _flatten((args, kwargs), tensors)
         key = (_guard_key(spec, tensors, self._model), self._hyper_key())
+        if key not in self._states:
+            self._make_room(key)
         st = self._states.setdefault(key, {"calls": 0, "graph": None})
         st["calls"] += 1
         if st["calls"] == 1:  # eager: optimizers create their state

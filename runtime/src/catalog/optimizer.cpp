@@ -18,7 +18,7 @@ using namespace catalog;
 
 namespace {
 
-// The lists after input 0 (the learning-rate tensor), by name.
+// The lists after input 0 (the hyperparameter tensor), by name.
 struct ListLayout {
   std::vector<const char*> names;  // input lists
   size_t n = 0;                    // tensors per list
@@ -52,6 +52,15 @@ void require_f32_scalar(const std::string& op, const std::string& what, const Te
                          shape_str(t.shape())));
 }
 
+// Input 0: [lr], [lr, momentum] (sgd_step) or [lr, beta1[, beta2]]
+// (adam_step) as contiguous f32; the kernels read them in that order.
+void require_hyper(const std::string& op, const Tensor& t, int64_t most) {
+  if (t.dtype() != DType::f32 || t.numel() < 1 || t.numel() > most || (t.numel() > 1 && !t.is_contiguous()))
+    throw DTypeError(str(op, ": the hyperparameter input must be a contiguous float32 tensor of 1 to ", most,
+                         " elements (", most == 2 ? "lr, momentum" : "lr, beta1, beta2", "), got ",
+                         dtype_name(t.dtype()), shape_str(t.shape()), t.is_contiguous() ? "" : " (not contiguous)"));
+}
+
 // Checks the lists against the layout and returns the outputs: the lists
 // other than grads and steps, shaped as the parameters.
 std::vector<TensorMeta> infer_lists(const InferContext& c, ListLayout& l) {
@@ -64,7 +73,7 @@ std::vector<TensorMeta> infer_lists(const InferContext& c, ListLayout& l) {
                          tensors, " tensors"));
   }
   l.n = tensors / l.names.size();
-  if (c.inputs[0].defined()) require_f32_scalar(op, "lr", c.inputs[0]);
+  if (c.inputs[0].defined()) require_hyper(op, c.inputs[0], c.schema.name == "sgd_step" ? 2 : 3);
   const DType dtype = at(c.inputs, l, 0, 0).dtype();
   if (!is_floating(dtype)) throw DTypeError(str(op, ": parameters must be floating point, got ", dtype_name(dtype)));
   std::vector<TensorMeta> out;
@@ -94,26 +103,35 @@ std::vector<TensorMeta> infer_lists(const InferContext& c, ListLayout& l) {
 
 Tensor scaled(const Tensor& t, double v) { return op2("mul", t, scalar_like(v, t)); }
 
+// Hyperparameter k (0 = lr, then momentum or beta1, beta2) as an operand of
+// t's ops: element k of the tensor input when it holds one, else the attribute.
+Tensor hyper(const Tensor& t, const std::vector<Tensor>& in, const Attrs& a, int64_t k, const char* attr) {
+  if (in[0].defined() && in[0].numel() > k)
+    return in[0].numel() == 1 ? in[0] : call1("select", {in[0].reshape({in[0].numel()})}, {{"dim", int64_t(0)}, {"index", k}});
+  return scalar_like(a.get_float(attr), t);
+}
+
 // The learning rate times t: from the tensor input when there is one.
 Tensor times_lr(const Tensor& t, const std::vector<Tensor>& in, const Attrs& a) {
-  return in[0].defined() ? op2("mul", t, in[0]) : scaled(t, a.get_float("lr"));
+  return in[0].defined() ? op2("mul", t, hyper(t, in, a, 0, "lr")) : scaled(t, a.get_float("lr"));
 }
 
 std::vector<Tensor> sgd_decompose(const std::vector<Tensor>& in, const Attrs& a) {
   ListLayout l = sgd_layout(a);
   l.n = (in.size() - 1) / l.names.size();
   const double momentum = a.get_float("momentum"), wd = a.get_float("weight_decay");
-  std::vector<Tensor> params, buffers;
+  std::vector<Tensor> params, buffers;  // momentum: whether there are buffers; its value may come from in[0]
   for (size_t k = 0; k < l.n; ++k) {
     const Tensor& p = at(in, l, 0, k);
     Tensor d = at(in, l, 1, k);
     if (a.get_bool("maximize")) d = call1("neg", {d});
     if (wd != 0) d = op2("add", d, scaled(p, wd));
     if (momentum != 0) {
-      Tensor buf = a.get_bool("init_buffers") ? d.clone()
-                                              : op2("add", scaled(at(in, l, 2, k), momentum),
-                                                    scaled(d, 1 - a.get_float("dampening")));
-      d = a.get_bool("nesterov") ? op2("add", d, scaled(buf, momentum)) : buf;
+      const Tensor m = hyper(p, in, a, 1, "momentum");
+      Tensor buf = a.get_bool("init_buffers")
+                       ? d.clone()
+                       : op2("add", op2("mul", at(in, l, 2, k), m), scaled(d, 1 - a.get_float("dampening")));
+      d = a.get_bool("nesterov") ? op2("add", d, op2("mul", buf, m)) : buf;
       buffers.push_back(buf);
     }
     params.push_back(op2("sub", p, times_lr(d, in, a)));
@@ -127,27 +145,29 @@ std::vector<Tensor> adam_decompose(const std::vector<Tensor>& in, const Attrs& a
   l.n = (in.size() - 1) / l.names.size();
   const bool amsgrad = a.get_bool("amsgrad");
   const std::vector<double> steps = a.get_floats("steps");
-  const double b1 = a.get_float("beta1"), b2 = a.get_float("beta2"), wd = a.get_float("weight_decay");
+  const double wd = a.get_float("weight_decay");
   std::vector<Tensor> params, ms, vs, vmaxes;
   for (size_t k = 0; k < l.n; ++k) {
     Tensor p = at(in, l, 0, k), d = at(in, l, 1, k);
+    const Tensor b1 = hyper(p, in, a, 1, "beta1"), b2 = hyper(p, in, a, 2, "beta2");
+    const Tensor one = scalar_like(1, p);
     if (a.get_bool("maximize")) d = call1("neg", {d});
     if (wd != 0) {
       if (a.get_bool("decoupled_weight_decay")) p = op2("sub", p, times_lr(scaled(p, wd), in, a));
       else d = op2("add", d, scaled(p, wd));
     }
-    Tensor m = op2("add", scaled(at(in, l, 2, k), b1), scaled(d, 1 - b1));
-    Tensor v = op2("add", scaled(at(in, l, 3, k), b2), scaled(op2("mul", d, d), 1 - b2));
+    Tensor m = op2("add", op2("mul", at(in, l, 2, k), b1), op2("mul", d, op2("sub", one, b1)));
+    Tensor v = op2("add", op2("mul", at(in, l, 3, k), b2), op2("mul", op2("mul", d, d), op2("sub", one, b2)));
     Tensor second = v;
     if (amsgrad) vmaxes.push_back(second = op2("maximum", at(in, l, 4, k), v));
     Tensor bias1, bias2_sqrt;
     if (steps.empty()) {
       const Tensor& t = at(in, l, 4 + amsgrad, k);
-      bias1 = op2("sub", scalar_like(1, t), op2("pow", scalar_like(b1, t), t));
-      bias2_sqrt = call1("sqrt", {op2("sub", scalar_like(1, t), op2("pow", scalar_like(b2, t), t))});
-    } else {
-      bias1 = scalar_like(1 - std::pow(b1, steps[k]), p);
-      bias2_sqrt = scalar_like(std::sqrt(1 - std::pow(b2, steps[k])), p);
+      bias1 = op2("sub", scalar_like(1, t), op2("pow", b1.to(t.dtype()), t));
+      bias2_sqrt = call1("sqrt", {op2("sub", scalar_like(1, t), op2("pow", b2.to(t.dtype()), t))});
+    } else {  // on the host in double, as the kernels (infer refuses beta tensors with these)
+      bias1 = scalar_like(1 - std::pow(a.get_float("beta1"), steps[k]), p);
+      bias2_sqrt = scalar_like(std::sqrt(1 - std::pow(a.get_float("beta2"), steps[k])), p);
     }
     Tensor denom = op2("add", op2("div", call1("sqrt", {second}), bias2_sqrt), scalar_like(a.get_float("eps"), p));
     params.push_back(op2("sub", p, op2("div", times_lr(op2("div", m, denom), in, a), bias1)));
@@ -162,7 +182,7 @@ OpSchema optimizer_op(const std::string& name, std::vector<AttrSpec> attrs, Infe
                       std::string doc) {
   InputSpec tensors = variadic("tensors");
   tensors.promoted = false;
-  OpSchema s = make_schema(name, {optional_input("lr"), tensors}, {}, std::move(attrs), std::move(infer),
+  OpSchema s = make_schema(name, {optional_input("hyper"), tensors}, {}, std::move(attrs), std::move(infer),
                            std::move(doc), DTypePolicy::kNone);
   s.variadic_outputs = true;
   s.role = OpRole::kOptimizer;
@@ -191,8 +211,8 @@ void register_optimizer_ops(OpRegistry& r) {
         return infer_lists(c, l);
       },
       sgd_decompose,
-      "SGD update of lists params, grads[, momentum_buffers] (after the optional f32 `lr` tensor, else attribute "
-      "lr), in place when the outputs are the inputs; outputs params[, momentum_buffers]. init_buffers: the "
+      "SGD update of lists params, grads[, momentum_buffers] (after an optional f32 tensor [lr] or [lr, momentum] "
+      "that overrides those attributes: a training graph refreshes it), in place when the outputs are the inputs; outputs params[, momentum_buffers]. init_buffers: the "
       "buffers start as the gradients (the first step)"),
         {"- ([4,3] [5] [4,3] [5]) lr=0.1", "- ([4,3] [4,3] [4,3]) lr=0.1 momentum=0.9 weight_decay=0.01",
          "- ([6] [6] [6]) lr=0.05 momentum=0.5 nesterov=true maximize=true"});
@@ -215,11 +235,14 @@ void register_optimizer_ops(OpRegistry& r) {
         if (!steps.empty() && steps.size() != l.n)
           throw ValueError(str("adam_step: ", steps.size(), " steps for ", l.n, " parameters"));
         for (double s : steps) require_value(s >= 1, "adam_step", "step count (the first step is 1)", s);
+        if (!steps.empty() && c.inputs[0].defined() && c.inputs[0].numel() > 1)
+          throw ValueError("adam_step: betas from the hyperparameter tensor need step counts as tensors (attribute "
+                           "steps empty): the bias corrections are computed from both");
         return out;
       },
       adam_decompose,
-      "Adam/AdamW update of lists params, grads, exp_avgs, exp_avg_sqs[, max_exp_avg_sqs][, steps] (after the "
-      "optional f32 `lr` tensor, else attribute lr), in place when the outputs are the inputs; outputs params, "
+      "Adam/AdamW update of lists params, grads, exp_avgs, exp_avg_sqs[, max_exp_avg_sqs][, steps] (after an "
+      "optional f32 tensor [lr], [lr, beta1] or [lr, beta1, beta2] that overrides those attributes), in place when the outputs are the inputs; outputs params, "
       "exp_avgs, exp_avg_sqs[, max_exp_avg_sqs]. Step counts come from attribute steps (one per parameter) or, "
       "when it is empty, from one-element f32 tensors"),
         {"- ([4,3] [5] [4,3] [5] [4,3] [5] [4,3]{0:1} [5]{0:1}) lr=0.01 steps=[3,1]",

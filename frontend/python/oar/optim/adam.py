@@ -15,6 +15,7 @@ from .optimizer import Optimizer
 
 
 class Adam(Optimizer):
+    _graph_hypers = ("betas",)  # read from the hyperparameter tensor in training graphs
     _decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
@@ -68,7 +69,7 @@ class Adam(Optimizer):
                 if params:
                     _C.adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, step_tensors,
                                    float(group["lr"]), b1, b2, group["eps"], group["weight_decay"], amsgrad,
-                                   group["maximize"], self._decoupled, self._lr_tensors(group, params))
+                                   group["maximize"], self._decoupled, self._hyper_tensors(group, params))
         return loss
 
     def _prepare_graph_state(self):

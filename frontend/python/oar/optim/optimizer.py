@@ -139,29 +139,67 @@ class Optimizer:
     # learning rate (which schedulers change) is therefore read from a 0-d
     # float32 tensor per group and device while tracing; the graph captures that
     # tensor by reference and TrainGraph refreshes it from group["lr"] before
-    # each run. Subclasses turn other per-step state into tensors in
-    # _prepare_graph_state.
+    # each run. The fused updates (SGD, Adam) read one f32 tensor instead,
+    # [lr, *_graph_hypers values] once those have changed (see _hypers_live),
+    # so a schedule of momentum or betas (CyclicLR, OneCycleLR with
+    # cycle_momentum) reaches the graph too.
+    # Subclasses turn other per-step state into tensors in _prepare_graph_state.
+
+    _graph_hypers = ()  # group keys the fused update reads, after lr, from the hyperparameter tensor
+
+    def _hyper_values(self, group):
+        values = [float(group["lr"])]
+        for k in self._graph_hypers:
+            v = group[k]
+            values.extend(float(x) for x in (v if isinstance(v, (tuple, list)) else (v,)))
+        return values
+
+    def _hypers_live(self, group):
+        """Whether the group's _graph_hypers come from the hyperparameter tensor: only once they have changed
+        since TrainGraph first saw them (then for good). Until then the graph keeps them as exact float64
+        attributes, and the f32 tensor carries lr alone (f32 would round beta2 = 0.999, which Adam's bias
+        correction 1 - beta2**t magnifies)."""
+        if not self._graph_hypers:
+            return False
+        seen = self.__dict__.setdefault("_graph_live", {})
+        values = self._hyper_values(group)[1:]
+        entry = seen.setdefault(id(group), [values, False])
+        if not entry[1] and values != entry[0]:
+            entry[1] = True
+        return entry[1]
 
     def _prepare_graph_state(self):
         """Called by TrainGraph before tracing, outside the trace."""
-        from .._creation import full
-        self._graph_lr = {}
-        self._graph_lr_value = {}
+        from .._creation import full, tensor
+        self._graph_lr, self._graph_hyper, self._graph_values = {}, {}, {}
         for group in self.param_groups:
             for p in group["params"]:
                 key = (id(group), str(p.device))
                 if key not in self._graph_lr:
                     self._graph_lr[key] = (group, full((), float(group["lr"]), dtype=float32, device=p.device))
-                    self._graph_lr_value[key] = group["lr"]
+                    values = self._hyper_values(group)
+                    self._graph_hyper[key] = (group, tensor(values, dtype=float32, device=p.device))
+                    self._graph_values[key] = values
 
     def _refresh_graph_state(self):
         """Called by TrainGraph before each graph run."""
-        from .._creation import full
+        from .._creation import full, tensor
         with no_grad():
-            for key, (group, t) in getattr(self, "_graph_lr", {}).items():
-                if self._graph_lr_value[key] != group["lr"]:  # only when a scheduler (or the user) changed it
-                    t.copy_(full((), float(group["lr"]), dtype=t.dtype, device=t.device))
-                    self._graph_lr_value[key] = group["lr"]
+            for key, (group, lr) in getattr(self, "_graph_lr", {}).items():
+                values = self._hyper_values(group)
+                if values != self._graph_values[key]:  # only when a scheduler (or the user) changed them
+                    if values[0] != self._graph_values[key][0]:
+                        lr.copy_(full((), values[0], dtype=lr.dtype, device=lr.device))
+                    t = self._graph_hyper[key][1]
+                    t.copy_(tensor(values, dtype=t.dtype, device=t.device))
+                    self._graph_values[key] = values
+
+    def _graph_tensors(self):
+        """(name, tensor) of the tensors above, for graph dumps."""
+        for j, ((_, lr), (_, hyper)) in enumerate(zip(getattr(self, "_graph_lr", {}).values(),
+                                                      getattr(self, "_graph_hyper", {}).values())):
+            yield f"lr{j}", lr
+            yield f"hyper{j}", hyper
 
     def _lr(self, group, p):
         """group["lr"], or while tracing the group's learning-rate tensor on p's device (see above)."""
@@ -173,13 +211,16 @@ class Optimizer:
                                "its learning rate would be frozen into the graph")
         return entry[1]
 
-    def _lr_tensors(self, group, params):
-        """For the fused updates: [] eagerly, else the group's learning-rate tensors (one per device)."""
+    def _hyper_tensors(self, group, params):
+        """For the fused updates: [] eagerly, else the group's hyperparameter tensors (one per device)."""
         if not is_tracing():
             return []
         tensors = {}
         for p in params:
-            tensors.setdefault(str(p.device), self._lr(group, p))
+            device = str(p.device)
+            if device not in tensors:
+                lr = self._lr(group, p)  # the same error outside a TrainGraph
+                tensors[device] = self._graph_hyper[(id(group), device)][1] if self._hypers_live(group) else lr
         return list(tensors.values())
 
     def state_dict(self):

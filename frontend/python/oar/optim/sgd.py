@@ -12,6 +12,7 @@ from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
+    _graph_hypers = ("momentum",)  # read from the hyperparameter tensor in training graphs
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
         if lr < 0.0:
@@ -47,5 +48,5 @@ class SGD(Optimizer):
                 if params:
                     _C.sgd_update(params, grads, buffers, fresh, float(group["lr"]), momentum, group["dampening"],
                                   group["weight_decay"], group["nesterov"], group["maximize"],
-                                  self._lr_tensors(group, params))
+                                  self._hyper_tensors(group, params))
         return loss

@@ -16,9 +16,9 @@ namespace oar::optim {
 struct SGDUpdate {
   double lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0;
   bool nesterov = false, maximize = false;
-  // One-element f32 tensors read instead of lr, one per device (a training
-  // graph captures them, so a changed learning rate reaches the graph).
-  std::vector<Tensor> lr_tensors;
+  // f32 tensors [lr] or [lr, momentum] read instead of those fields, one per
+  // device (a training graph captures them, so a schedule reaches the graph).
+  std::vector<Tensor> hyper_tensors;
 };
 
 // params[k] -= lr * update from grads[k]; with momentum, momentum_buffers[k]
@@ -29,7 +29,7 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
 struct AdamUpdate {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
   bool amsgrad = false, maximize = false, decoupled_weight_decay = false;
-  std::vector<Tensor> lr_tensors;  // as SGDUpdate's
+  std::vector<Tensor> hyper_tensors;  // as SGDUpdate's: [lr], [lr, beta1] or [lr, beta1, beta2]
 };
 
 // Adam (or AdamW) on params[k] with its moments; max_exp_avg_sqs only with

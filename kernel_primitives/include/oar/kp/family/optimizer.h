@@ -5,8 +5,9 @@
 // state tensors as the outputs. A graph executor that passes fresh outputs
 // gets them as copies of the inputs, then updated.
 //
-// Inputs (runtime/src/catalog/optimizer.cpp declares them): 0 = the
-// learning rate as a one-element f32 tensor or none (attribute "lr"), then
+// Inputs (runtime/src/catalog/optimizer.cpp declares them): 0 = none
+// (attributes) or an f32 tensor of the hyperparameters a schedule changes:
+// [lr], or [lr, momentum] (sgd_step) / [lr, beta1[, beta2]] (adam_step), then
 // lists of n tensors each: sgd_step params, grads[, momentum_buffers];
 // adam_step params, grads, exp_avgs, exp_avg_sqs[, max_exp_avg_sqs][, steps
 // as one-element f32 tensors when the attribute "steps" is empty]. Outputs:
@@ -51,7 +52,7 @@ struct Optimizer {
     L.t = param.dtype;
     L.lanes = sdk::numel(param);
     L.work_per_lane = 1;
-    if (a.has_input(0)) L.p[5] = operand(a.input(0)), L.A.i[3] = 1;
+    if (a.has_input(0)) L.p[5] = operand(a.input(0)), L.A.i[3] = int(sdk::numel(a.input(0)));
     L.A.f[0] = param_bits(a.attr_float("lr"));
     return L;
   }
