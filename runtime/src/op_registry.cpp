@@ -45,6 +45,9 @@ OpRegistry::OpRegistry() {
   register_einsum_composite(*this);
   register_unique_composites(*this);
   register_scatter_composites(*this);
+  register_reduce_composites(*this);
+  register_linear_composites(*this);
+  register_index_composites(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

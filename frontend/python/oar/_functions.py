@@ -209,7 +209,8 @@ def var(x, dim=None, unbiased=True, keepdim=False, correction=None):
 
 
 def std(x, dim=None, unbiased=True, keepdim=False, correction=None):
-    return ops.sqrt(var(x, dim, unbiased, keepdim, correction))
+    c = (1 if unbiased else 0) if correction is None else correction
+    return ops.std(x, dims=_dims(dim), keepdim=keepdim, correction=int(c))
 
 
 class _ValuesIndices(tuple):

@@ -5,7 +5,6 @@ The functions live in cohesive modules (this one: elementwise math and compariso
 _tensor_reduce, _tensor_select); this module re-exports them all, so `from ._tensor_math import *` gives the
 whole set. Everything is composed from ops every device runs, so results stay on the input's device and
 gradients flow where PyTorch's do."""
-import builtins
 import math
 
 from . import _C
@@ -53,22 +52,24 @@ def lerp(input, end, weight):
     _, (a, b) = _promoted(input, end)
     if not a.is_floating_point():
         raise _C.DTypeError(f"lerp(): expected floating point tensors, got {a.dtype}")
-    if isinstance(weight, Tensor):
-        w = weight.to(dtype=a.dtype) if weight.dtype != a.dtype else weight
-        near_start = ops.abs(w) < 0.5
-        return where(near_start, a + w * (b - a), b - (b - a) * (1 - w))
-    w = float(weight)
-    return a + w * (b - a) if builtins.abs(w) < 0.5 else b - (b - a) * (1 - w)
+    w = weight.to(dtype=a.dtype) if isinstance(weight, Tensor) else _C.tensor(float(weight), a.dtype, a.device)
+    return ops.lerp(a, b, w)
+
+
+def _addc(name, input, tensor1, tensor2, value):
+    if isinstance(value, Tensor):
+        value = value.item()
+    return getattr(ops, name)(input, tensor1, tensor2, value=float(value))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * (tensor1 * tensor2) if value != 1 else input + tensor1 * tensor2
+    return _addc("addcmul", input, tensor1, tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     if not tensor1.is_floating_point() and not tensor2.is_floating_point():
         raise _C.DTypeError("Integer division with addcdiv is no longer supported; divide floating tensors instead")
-    return input + value * (tensor1 / tensor2) if value != 1 else input + tensor1 / tensor2
+    return _addc("addcdiv", input, tensor1, tensor2, value)
 
 
 def xlogy(input, other):

@@ -4,18 +4,16 @@ with block_diag, cartesian_prod, combinations, vander, tril/triu_indices and the
 Products go through matmul (batched where it helps), so they run on every device with gradients."""
 import builtins
 import itertools
-import math
 import numbers
 
 from . import _C
 from ._C import Tensor
 from ._ops import ops
-from ._functions import _inplace_method, result_type
+from ._functions import _inplace_method
 from ._shape_common import (_D, _cat, _dim_list, _index_tensor, _install_methods, _tensor_args,
                             _wrap_dim, _zeros, broadcast_shapes)
 from ._tensor_layout import _reversed, meshgrid
 
-_sum = builtins.sum
 
 
 def _need_ndim(name, x, ndims):
@@ -27,7 +25,7 @@ def _need_ndim(name, x, ndims):
 def mv(a, v):
     _need_ndim("mv", a, (2,))
     _need_ndim("mv", v, (1,))
-    return a @ v
+    return ops.mv(a, v)
 
 
 def outer(a, b):
@@ -46,9 +44,7 @@ def dot(a, b):
                             "respectively")
     if a.dtype != b.dtype:
         raise _C.DTypeError(f"dot : expected both vectors to have same dtype, but found {a.dtype} and {b.dtype}")
-    if a.is_floating_point():
-        return a @ b
-    return (a * b).sum().to(a.dtype)
+    return ops.dot(a, b)
 
 
 vdot = dot  # oar tensors are real: no conjugate
@@ -135,30 +131,17 @@ def chain_matmul(*matrices):
 
 
 def kron(a, b):
-    n = builtins.max(a.ndim, b.ndim)
-    sa = [1] * (n - a.ndim) + list(a.shape)
-    sb = [1] * (n - b.ndim) + list(b.shape)
-    y = a.reshape([v for s in sa for v in (s, 1)]) * b.reshape([v for s in sb for v in (1, s)])
-    return y.reshape([p * q for p, q in zip(sa, sb)])
+    return ops.kron(a, b)
 
 
 def cross(a, b, dim=None):
     """The cross product along dim (of size 3); dim None takes the first dim of size 3, as torch.cross."""
     shape = broadcast_shapes(a.shape, b.shape)
-    a, b = a.expand(shape), b.expand(shape)
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise _C.ShapeError(f"no dimension of size 3 in input {list(shape)}")
-    d = _wrap_dim(dim, len(shape))
-    if shape[d] != 3:
-        raise _C.ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
-                            f"{b.shape[d]}")
-    i120, i201 = _index_tensor([1, 2, 0], a.device), _index_tensor([2, 0, 1], a.device)
-
-    def rolled(x, i):
-        return ops.index_select(x, i, dim=d)
-    return rolled(a, i120) * rolled(b, i201) - rolled(a, i201) * rolled(b, i120)
+    return ops.linalg_cross(a, b, dim=_wrap_dim(dim, len(shape)))
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -190,11 +173,7 @@ def tensordot(a, b, dims=2):
                                 f"and second has size {b.shape[j]} in dim {j}")
     ra = [d for d in range(a.ndim) if d not in da]
     rb = [d for d in range(b.ndim) if d not in db]
-    k = math.prod(a.shape[d] for d in da)
-    am = a.permute(ra + da).reshape(math.prod(a.shape[d] for d in ra), k)
-    bm = b.permute(db + rb).reshape(k, math.prod(b.shape[d] for d in rb))
-    dtype = result_type(a, b)
-    return (am.to(dtype) @ bm.to(dtype)).reshape([a.shape[d] for d in ra] + [b.shape[d] for d in rb])
+    return ops.tensordot(a, b, dims_a=da, dims_b=db)
 
 
 def block_diag(*tensors):
@@ -207,16 +186,7 @@ def block_diag(*tensors):
         blocks.append(x.reshape(1, -1) if x.ndim < 2 else x)
     if not blocks:
         return _zeros([1, 0], _D.float32, _C.default_device())
-    dtype = result_type(*blocks)
-    device = blocks[0].device
-    width = _sum(b.shape[1] for b in blocks)
-    rows, left = [], 0
-    for b in blocks:
-        r, c = b.shape
-        parts = [_zeros([r, left], dtype, device), b.to(dtype), _zeros([r, width - left - c], dtype, device)]
-        rows.append(_cat(parts, 1))
-        left += c
-    return _cat(rows, 0)
+    return ops.block_diag(list(tensors))
 
 
 def cartesian_prod(*tensors):

@@ -3,9 +3,9 @@ cummax, logcumsumexp, diff, ...) written with catalog ops, so they run on every 
 import math
 
 from . import _C
-from ._functions import _ValuesIndices, _dims, var, where
+from ._functions import _ValuesIndices
 from ._ops import ops
-from ._tensor_math_base import (_D, _as_float, _no_bool, _floating_only, _norm_dim, _norm_dims, _scalar, _slice)
+from ._tensor_math_base import _D, _as_float, _no_bool, _floating_only, _norm_dim, _norm_dims, _scalar
 
 
 def _reduce_args(dim, unbiased, correction, fn):
@@ -16,18 +16,21 @@ def _reduce_args(dim, unbiased, correction, fn):
     return dim, unbiased, correction
 
 
+def _var_mean(name, input, dim, unbiased, keepdim, correction):
+    dim, unbiased, correction = _reduce_args(dim, unbiased, correction, name)
+    _floating_only(input, name)
+    c = (1 if unbiased is not False else 0) if correction is None else correction
+    return tuple(getattr(ops, name)(input, dims=_norm_dims(dim, input.ndim), keepdim=bool(keepdim),
+                                    correction=int(c)))
+
+
 def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     """(var, mean) over dim, var with Bessel's correction (correction=1, or unbiased) by default."""
-    dim, unbiased, correction = _reduce_args(dim, unbiased, correction, "var_mean")
-    _floating_only(input, "var_mean")
-    _norm_dims(dim, input.ndim)
-    v = var(input, dim, unbiased if unbiased is not None else True, keepdim, correction)
-    return v, ops.mean(input, dims=_dims(dim), keepdim=keepdim)
+    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return ops.sqrt(v), m
+    return _var_mean("std_mean", input, dim, unbiased, keepdim, correction)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -79,50 +82,29 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    return ops.sum(input != 0, dims=_norm_dims(dim, input.ndim), keepdim=False)
-
-
-def _all_any(input, dim, keepdim, want_all):
-    dims = _norm_dims(dim, input.ndim) if dim is not None else []
-    hits = ops.sum(input == 0 if want_all else input != 0, dims=dims, keepdim=keepdim)
-    out = hits == 0 if want_all else hits > 0
-    return out.to(dtype=_D.uint8) if input.dtype == _D.uint8 else out  # as PyTorch: uint8 in, uint8 out
+    return ops.count_nonzero(input, dims=_norm_dims(dim, input.ndim))
 
 
 def all(input, dim=None, keepdim=False):
-    return _all_any(input, dim, keepdim, True)
+    return ops.all(input, dims=_norm_dims(dim, input.ndim) if dim is not None else [], keepdim=bool(keepdim))
 
 
 def any(input, dim=None, keepdim=False):
-    return _all_any(input, dim, keepdim, False)
+    return ops.any(input, dims=_norm_dims(dim, input.ndim) if dim is not None else [], keepdim=bool(keepdim))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector norms over dim (all entries by default): p = 'fro' or 2, inf, -inf, 0, or any p > 0.
-
     Gradients are 0 (not NaN) where the norm is 0, as PyTorch's."""
     x = input if dtype is None else input.to(dtype=dtype)
     if not x.is_floating_point():
         raise _C.DTypeError(f"norm(): input dtype should be floating point, got {x.dtype}")
-    dims = _norm_dims(dim, x.ndim) if dim is not None else []
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):
         raise ValueError(f"norm(): p={p!r} is not supported (use 'fro' or a number; 'nuc' needs matrix norms)")
-    a = ops.abs(x)
-    if p == math.inf:
-        return ops.max(a, dims=dims, keepdim=keepdim)
-    if p == -math.inf:
-        return ops.min(a, dims=dims, keepdim=keepdim)
-    if p == 0:
-        return ops.sum((x != 0).to(dtype=x.dtype), dims=dims, keepdim=keepdim)
-    if p == 1:
-        return ops.sum(a, dims=dims, keepdim=keepdim)
-    total = ops.sum(x * x if p == 2 else a ** float(p), dims=dims, keepdim=keepdim)
-    zero = total == 0
-    safe = where(zero, 1.0, total)
-    root = ops.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-    return where(zero, 0.0, root)
+    dims = _norm_dims(dim, x.ndim) if dim is not None else []
+    return ops.vector_norm(x, dims=dims, keepdim=bool(keepdim), ord=float(p))
 
 
 class _MinMax(tuple):
@@ -138,25 +120,18 @@ class _MinMax(tuple):
 
 def aminmax(input, *, dim=None, keepdim=False):
     dims = [_norm_dim(dim, input.ndim)] if dim is not None else []
-    if input.numel() == 0 and not dims:
-        raise _C.ValueError("aminmax(): cannot compute aminmax over an empty tensor without a dim")
-    return _MinMax((ops.min(input, dims=dims, keepdim=keepdim), ops.max(input, dims=dims, keepdim=keepdim)))
+    return _MinMax(ops.aminmax(input, dims=dims, keepdim=bool(keepdim)))
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     x = input if dtype is None else input.to(dtype=dtype)
-    dims = _norm_dims(dim, x.ndim)
-    if x.is_floating_point():
-        x = where(x != x, 0.0, x)
-    return ops.sum(x, dims=dims, keepdim=keepdim)
+    return ops.nansum(x, dims=_norm_dims(dim, x.ndim), keepdim=bool(keepdim))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     x = input if dtype is None else input.to(dtype=dtype)
     _floating_only(x, "nanmean")
-    dims = _norm_dims(dim, x.ndim)
-    count = ops.sum((x == x).to(dtype=x.dtype), dims=dims, keepdim=keepdim)
-    return nansum(x, dims, keepdim) / count
+    return ops.nanmean(x, dims=_norm_dims(dim, x.ndim), keepdim=bool(keepdim))
 
 
 # ---- scans ----
@@ -200,21 +175,22 @@ def logcumsumexp(input, dim):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """Differences of neighbours along dim, n times (xor for bool), with prepend/append joined first."""
-    d = _norm_dim(dim, input.ndim)
     if input.ndim == 0:
         raise _C.ShapeError("diff(): expects input to be at least one-dimensional")
+    d = _norm_dim(dim, input.ndim)
     if n < 0:
         raise ValueError(f"diff(): order n must be non-negative but got {n}")
-    parts = [t for t in (prepend, input, append) if t is not None]
-    x = ops.concat(parts, dim=d) if len(parts) > 1 else input
-    for _ in range(n):
-        size = x.shape[d]
-        if size == 0:
-            break
-        hi, lo = _slice(x, d, 1, size), _slice(x, d, 0, size - 1)
-        x = ops.logical_xor(hi, lo) if x.dtype == _D.bool else hi - lo
-    return x
 
+    def joined(t):  # a number or 0-d tensor is one slice along dim, as PyTorch's
+        if t is None:
+            return None
+        t = t if isinstance(t, _C.Tensor) else _scalar(t, input)
+        if t.ndim == 0:
+            shape = list(input.shape)
+            shape[d] = 1
+            t = t.expand(shape)
+        return t.to(dtype=input.dtype) if t.dtype != input.dtype else t
+    return ops.diff(input, joined(prepend), joined(append), n=int(n), dim=d)
 
 
 __all__ = ["var_mean", "std_mean", "logsumexp", "median", "nanmedian", "mode", "kthvalue", "count_nonzero", "all",

@@ -20,10 +20,7 @@ def take_along_dim(x, indices, dim=None):
 
 def take(x, index):
     """x flattened, read at `index` (negative indices count from the end); the result has index's shape."""
-    flat = x.reshape(-1)
-    idx = index.reshape(-1)
-    idx = ops.where(idx < 0, idx + flat.shape[0], idx)
-    return ops.index_select(flat, idx, dim=0).reshape(index.shape)
+    return ops.take(x, index)
 
 
 def _check_scatter(name, x, dim, index, src):
@@ -95,9 +92,8 @@ def _along_dim_index(x, d, index, source, name):
 
 def index_copy(x, dim, index, source):
     d = _wrap_dim(dim, x.ndim)
-    flat = x.reshape(1) if x.ndim == 0 else x
-    idx, src = _along_dim_index(x, d, index, source, "index_copy")
-    return _scatter_into(flat, d, idx, src, None, True).reshape(x.shape)
+    _along_dim_index(x, d, index, source, "index_copy")  # PyTorch's messages
+    return ops.index_copy(x, index, source.to(dtype=x.dtype) if source.dtype != x.dtype else source, dim=d)
 
 
 def index_reduce(x, dim, index, source, reduce, *, include_self=True):
@@ -110,22 +106,20 @@ def index_reduce(x, dim, index, source, reduce, *, include_self=True):
 
 
 def index_fill(x, dim, index, value):
-    """x with every slice along dim named in index set to value (a number or a 0-d tensor)."""
+    """x with every slice along dim named in index set to value (a number, or a 0-d tensor, which gets a
+    gradient too)."""
     d = _wrap_dim(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
     if isinstance(value, Tensor) and value.ndim:
         raise _C.ShapeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                             f"{value.ndim} dimension(s)")
-    index = index.reshape(-1)
-    index = ops.where(index < 0, index + n, index)
-    marks = ops.index_add(_zeros([n], _D.int32, x.device), index,
-                          _C.call("fill", [], {"shape": list(index.shape), "value": 1.0, "dtype": _D.int32}, x.device),
-                          dim=0)
+    if not isinstance(value, Tensor):
+        return ops.index_fill(x, index, dim=d, value=float(value))
+    chosen = ops.index_fill(_zeros([n], _D.bool, x.device), index, dim=0, value=1.0)
     view = [1] * x.ndim
     if x.ndim:
         view[d] = n
-    v = value.to(x.dtype) if isinstance(value, Tensor) else _scalar(value, x.dtype, x.device)
-    return ops.where((marks > 0).reshape(view), v, x)
+    return ops.where(chosen.reshape(view), value.to(dtype=x.dtype), x)
 
 
 def index_put(x, indices, values, accumulate=False):

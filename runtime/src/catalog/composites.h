@@ -6,9 +6,16 @@
 // Python come from these entries, with the conformance suite's op cases.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "oar/op_registry.h"
 
 namespace oar {
+
+// The reduced dims of a reduction over `dims` of shape `in` (every dim when
+// `dims` is empty) and its output shape (composites_math.cpp).
+std::pair<std::vector<int64_t>, Shape> reduced(const Shape& in, const std::vector<int64_t>& dims, bool keepdim);
 
 void register_shape_composites(OpRegistry& r);   // composites_shape.cpp
 void register_math_composites(OpRegistry& r);    // composites_math.cpp
@@ -16,5 +23,8 @@ void register_select_composites(OpRegistry& r);  // composites_select.cpp
 void register_einsum_composite(OpRegistry& r);   // composites_einsum.cpp
 void register_unique_composites(OpRegistry& r);  // composites_unique.cpp
 void register_scatter_composites(OpRegistry& r); // composites_scatter.cpp
+void register_reduce_composites(OpRegistry& r);  // composites_reduce.cpp
+void register_linear_composites(OpRegistry& r);  // composites_linear.cpp
+void register_index_composites(OpRegistry& r);   // composites_index.cpp
 
 }  // namespace oar

@@ -11,20 +11,6 @@ namespace oar {
 
 using namespace catalog;
 
-namespace {
-
-double largest_finite(DType d) {
-  switch (d) {
-    case DType::f64: return 1.7976931348623157e308;
-    case DType::f16: return 65504.0;
-    case DType::bf16: return 3.3895313892515355e38;
-    default: return 3.4028234663852886e38;
-  }
-}
-
-// ---- logsumexp ----
-
-// The reduced dims (every dim when `dims` is empty) and the output shape.
 std::pair<std::vector<int64_t>, Shape> reduced(const Shape& in, const std::vector<int64_t>& dims, bool keepdim) {
   const int64_t nd = int64_t(in.size());
   std::vector<bool> hit(size_t(std::max<int64_t>(nd, 1)), dims.empty());
@@ -38,6 +24,19 @@ std::pair<std::vector<int64_t>, Shape> reduced(const Shape& in, const std::vecto
   }
   return {list, out};
 }
+
+namespace {
+
+double largest_finite(DType d) {
+  switch (d) {
+    case DType::f64: return 1.7976931348623157e308;
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 3.3895313892515355e38;
+    default: return 3.4028234663852886e38;
+  }
+}
+
+// ---- logsumexp ----
 
 std::vector<TensorMeta> logsumexp_infer(const InferContext& c) {
   auto [dims, out] = reduced(c.shape(0), c.attrs.get_ints("dims"), c.attrs.get_bool("keepdim"));
