@@ -5,3 +5,16 @@ import sys
 _path = os.environ.get("TEST_OAR_PYTHONPATH") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "python")
 sys.path.insert(0, os.path.abspath(_path))
 os.environ.setdefault("OAR_FALLBACK", "error")
+
+
+def pytest_collection_modifyitems(config, items):
+    """TEST_OAR_ONLY_DEVICE=hipcpu (the HipCpu.PythonSuites run) keeps the tests parametrised on that device
+    type, and the check that it loaded: the plain pytest run already covers the others, so CI runs them once."""
+    only = os.environ.get("TEST_OAR_ONLY_DEVICE")
+    if not only:
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if only in item.nodeid or "test_required_devices" in item.nodeid else drop).append(item)
+    config.hook.pytest_deselected(items=drop)
+    items[:] = keep
