@@ -95,13 +95,16 @@ uint64_t AllocationTable::peak() const {
 }
 
 AllocationTable& allocations(int32_t device) {
-  static std::vector<std::unique_ptr<AllocationTable>> tables = [] {
-    std::vector<std::unique_ptr<AllocationTable>> t;
-    for (int32_t i = 0; i < device_count(); ++i) t.push_back(std::make_unique<AllocationTable>());
+  // Never destroyed (as the host's Runtime): memory given back by a static
+  // destructor at exit, after this function's own static would be gone, must
+  // still find its table.
+  static const auto* tables = [] {
+    auto* t = new std::vector<std::unique_ptr<AllocationTable>>();
+    for (int32_t i = 0; i < device_count(); ++i) t->push_back(std::make_unique<AllocationTable>());
     return t;
   }();
   require_device(device);
-  return *tables[size_t(device)];
+  return *(*tables)[size_t(device)];
 }
 
 }  // namespace oar_gpu

@@ -27,7 +27,7 @@ cusolverDnHandle_t cusolver_handle(int32_t device, gpu::Stream stream);
 // instead of destroying them: at exit the CUDA runtime may already be torn
 // down, and destroying a handle then can crash. Registered with atexit when
 // the first handle is created (after the runtime's own exit handler, so it
-// runs first); the plugin's shutdown entry calls it too.
+// runs first).
 void stop_destroying_handles();
 
 // Throws sdk::KernelError naming `what` and the library's status:

@@ -48,6 +48,7 @@ OpRegistry::OpRegistry() {
   register_reduce_composites(*this);
   register_linear_composites(*this);
   register_index_composites(*this);
+  register_sample_composites(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

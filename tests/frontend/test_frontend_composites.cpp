@@ -292,3 +292,67 @@ TEST(CompositeReduceLinearIndex, BadInputGetsTypedErrors) {
     EXPECT_THROW(oar::index_copy(t, i, t.narrow(0, 0, 2).to(DType::f64), 0), DTypeError);
   }
 }
+
+TEST(CompositeSample, ProductsCombinationsAndTrapezoidsMatchLoops) {
+  for (Device dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    const Tensor a = make_tensor({1, 2}, {2}, DType::i64, dev), b = make_tensor({3, 4, 5}, {3}, DType::i64, dev);
+    Tensor prod = oar::cartesian_prod({a, b});
+    EXPECT_EQ(prod.shape(), (Shape{6, 2}));
+    expect_close(host_values(prod), {1, 3, 1, 4, 1, 5, 2, 3, 2, 4, 2, 5}, 0, 0, "cartesian_prod");
+    expect_close(host_values(oar::cartesian_prod({b})), {3, 4, 5}, 0, 0, "cartesian_prod of one");
+
+    // combinations against an independent enumeration: every increasing (or non-decreasing) triple
+    const std::vector<double> xv{10, 20, 30, 40, 50};
+    const Tensor x = make_tensor(xv, {5}, DType::f32, dev);
+    for (bool replace : {false, true}) {
+      std::vector<double> want;
+      for (int i = 0; i < 5; ++i)
+        for (int j = replace ? i : i + 1; j < 5; ++j)
+          for (int k = replace ? j : j + 1; k < 5; ++k)
+            want.insert(want.end(), {xv[size_t(i)], xv[size_t(j)], xv[size_t(k)]});
+      Tensor got = oar::combinations(x, 3, replace);
+      EXPECT_EQ(got.shape(), (Shape{int64_t(want.size() / 3), 3}));
+      expect_close(host_values(got), want, 0, 0, replace ? "combinations with replacement" : "combinations");
+    }
+    EXPECT_EQ(oar::combinations(x, 0).shape(), (Shape{0}));
+    EXPECT_EQ(oar::combinations(x, 6).shape(), (Shape{0, 6}));
+
+    // trapezoid along the rows of y [3, 5], with x, with dx, and running
+    const auto yv = random_values(15, -2, 2, 40, DType::f64);
+    const std::vector<double> sv{0, 0.5, 1.5, 1.75, 3};
+    const Tensor y = make_tensor(yv, {3, 5}, DType::f64, dev), s = make_tensor(sv, {5}, DType::f64, dev);
+    std::vector<double> with_x, with_dx, running;
+    for (int r = 0; r < 3; ++r) {
+      double total = 0, plain = 0;
+      for (int c = 0; c < 4; ++c) {
+        const double lo = yv[size_t(r * 5 + c)], hi = yv[size_t(r * 5 + c + 1)];
+        total += (hi + lo) / 2 * (sv[size_t(c + 1)] - sv[size_t(c)]);
+        plain += (hi + lo) / 2 * 0.25;
+        running.push_back(total);
+      }
+      with_x.push_back(total), with_dx.push_back(plain);
+    }
+    expect_close(host_values(oar::trapezoid(y, s)), with_x, 1e-12, 1e-12, "trapezoid with x");
+    expect_close(host_values(oar::trapezoid(y, Tensor(), 0.25)), with_dx, 1e-12, 1e-12, "trapezoid with dx");
+    expect_close(host_values(oar::cumulative_trapezoid(y, s)), running, 1e-12, 1e-12, "cumulative_trapezoid");
+    Tensor ints = oar::trapezoid(make_tensor({1, 2, 3}, {3}, DType::i64, dev));
+    EXPECT_EQ(ints.dtype(), DType::f32);  // integers integrate as floats
+    expect_close(host_values(ints), {4}, 0, 0, "trapezoid of integers");
+    expect_close(host_values(oar::trapezoid(y.narrow(1, 0, 1))), {0, 0, 0}, 0, 0, "one sample: no area");
+    gradcheck([](const std::vector<Tensor>& in) { return call("trapezoid", in, {}); }, {y, s}, {true, true},
+              "trapezoid");
+    gradcheck([](const std::vector<Tensor>& in) { return call("cumulative_trapezoid", in, {{"dim", int64_t(0)}}); },
+              {y, make_tensor(random_values(15, 0, 3, 41, DType::f64), {3, 5}, DType::f64, dev)}, {true, true}, "cumulative_trapezoid with a full x");
+
+    EXPECT_THROW(oar::cartesian_prod({a, b.to(DType::f32)}), DTypeError);
+    EXPECT_THROW(oar::cartesian_prod({y}), ShapeError);
+    EXPECT_THROW(oar::combinations(x, -1), ValueError);
+    EXPECT_THROW(oar::combinations(y), ShapeError);
+    EXPECT_THROW(oar::combinations(Tensor::zeros({400}, DType::f32, dev), 5), ValueError);  // 8e10 rows
+    EXPECT_THROW(oar::trapezoid(y, s.narrow(0, 0, 4)), ShapeError);
+    EXPECT_THROW(oar::trapezoid(y, Tensor::zeros({1, 3, 5}, DType::f64, dev)), ShapeError);
+    EXPECT_THROW(oar::trapezoid(Tensor::full({}, 1.0, DType::f64, dev)), ShapeError);
+    EXPECT_THROW(oar::trapezoid(y, Tensor(), 1.0, 2), IndexError);
+  }
+}

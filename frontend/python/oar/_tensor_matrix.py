@@ -3,7 +3,6 @@ with block_diag, cartesian_prod, combinations, vander, tril/triu_indices and the
 
 Products go through matmul (batched where it helps), so they run on every device with gradients."""
 import builtins
-import itertools
 import numbers
 
 from . import _C
@@ -12,7 +11,7 @@ from ._ops import ops
 from ._functions import _inplace_method
 from ._shape_common import (_D, _cat, _dim_list, _index_tensor, _install_methods, _tensor_args,
                             _wrap_dim, _zeros, broadcast_shapes)
-from ._tensor_layout import _reversed, meshgrid
+from ._tensor_layout import _reversed
 
 
 
@@ -190,23 +189,11 @@ def block_diag(*tensors):
 
 
 def cartesian_prod(*tensors):
-    tensors = _tensor_args(tensors, "cartesian_prod")
-    if len(tensors) == 1:
-        return tensors[0]
-    return ops.stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
+    return ops.cartesian_prod(_tensor_args(tensors, "cartesian_prod"))
 
 
 def combinations(x, r=2, with_replacement=False):
-    if x.ndim != 1:
-        raise _C.ShapeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
-    if r < 0:
-        raise ValueError(f"Expect a non-negative number, but got {r}")
-    if r == 0:
-        return _zeros([0], x.dtype, x.device)
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    combos = list(pick(range(x.shape[0]), r))
-    index = _index_tensor([i for c in combos for i in c], x.device)
-    return ops.index_select(x, index, dim=0).reshape(len(combos), r)
+    return ops.combinations(x, r=int(r), with_replacement=bool(with_replacement))
 
 
 def vander(x, N=None, increasing=False):
@@ -240,42 +227,16 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 
-def _trapezoids(y, x, dx, dim):
-    d = _wrap_dim(dim, y.ndim)
-    n = y.shape[d]
-    if n == 0:
-        return None, d
-    avg = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2
-    if x is None:
-        return avg * (1.0 if dx is None else dx), d
-    if x.ndim == 1:
-        if x.shape[0] != n:
-            raise _C.ShapeError(f"trapezoid: There must be one `x` value for each sample point ({x.shape[0]} vs {n})")
-        view = [1] * y.ndim
-        view[d] = n - 1
-        spacing = (x.narrow(0, 1, n - 1) - x.narrow(0, 0, n - 1)).reshape(view)
-    else:
-        xd = _wrap_dim(dim, x.ndim)
-        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
-    return avg * spacing, d
-
-
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim, with sample points x (or a constant spacing dx, default 1)."""
-    parts, d = _trapezoids(y, x, dx, dim)
-    if parts is None:
-        return _zeros(list(y.shape[:d]) + list(y.shape[d + 1:]), y.dtype, y.device)
-    return parts.sum(d)
+    return ops.trapezoid(y, x, dx=1.0 if dx is None else float(dx), dim=int(dim))
 
 
 trapz = trapezoid
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    parts, d = _trapezoids(y, x, dx, dim)
-    if parts is None:
-        return y.narrow(d, 0, 0)
-    return ops.cumsum(parts, dim=d)
+    return ops.cumulative_trapezoid(y, x, dx=1.0 if dx is None else float(dx), dim=int(dim))
 
 
 __all__ = [

@@ -26,5 +26,6 @@ void register_scatter_composites(OpRegistry& r); // composites_scatter.cpp
 void register_reduce_composites(OpRegistry& r);  // composites_reduce.cpp
 void register_linear_composites(OpRegistry& r);  // composites_linear.cpp
 void register_index_composites(OpRegistry& r);   // composites_index.cpp
+void register_sample_composites(OpRegistry& r);  // composites_sample.cpp
 
 }  // namespace oar
