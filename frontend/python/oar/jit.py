@@ -222,8 +222,9 @@ class TrainGraph:
         for x, y in loader:
             loss = train_step(x, y)
 
-    Per guard key (as to_static's, plus the optimizers' hyperparameters other than lr -- and other than
-    SGD's momentum and Adam's betas, which the fused updates read from tensors -- and the model's
+    Per guard key (as to_static's, plus the optimizers' hyperparameters other than lr -- and, once a
+    schedule has changed them, other than SGD's momentum and Adam's betas, which the fused updates then
+    read from a tensor -- and the model's
     train/eval flags), the first call runs eagerly so the optimizers create their state; the second and
     third trace the step and compare the two graphs. A step whose graph differs between two steps
     depends on Python values that change (a counter, a schedule computed in Python) and raises GraphError

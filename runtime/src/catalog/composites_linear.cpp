@@ -14,12 +14,6 @@ using namespace catalog;
 
 namespace {
 
-void require_rank(const InferContext& c, size_t i, int64_t n) {
-  if (c.ndim(i) != n)
-    throw ShapeError(str(c.schema.name, ": '", c.schema.inputs[i].name, "' must be ", n, "-D, got shape ",
-                         shape_str(c.shape(i))));
-}
-
 // ---- dot, mv ----
 
 void require_same_dtype(const InferContext& c) {
@@ -30,8 +24,8 @@ void require_same_dtype(const InferContext& c) {
 
 std::vector<TensorMeta> dot_infer(const InferContext& c) {
   require_same_dtype(c);
-  require_rank(c, 0, 1);
-  require_rank(c, 1, 1);
+  require_ndim(c, 0, 1);
+  require_ndim(c, 1, 1);
   if (c.shape(0)[0] != c.shape(1)[0])
     throw ShapeError(str("dot: vectors of ", c.shape(0)[0], " and ", c.shape(1)[0], " entries"));
   return {{{}, c.dtype(0)}};
@@ -52,8 +46,8 @@ std::vector<Tensor> dot_decompose(const std::vector<Tensor>& in, const Attrs&) {
 
 std::vector<TensorMeta> mv_infer(const InferContext& c) {
   require_same_dtype(c);
-  require_rank(c, 0, 2);
-  require_rank(c, 1, 1);
+  require_ndim(c, 0, 2);
+  require_ndim(c, 1, 1);
   if (c.shape(0)[1] != c.shape(1)[0])
     throw ShapeError(str("mv: cannot multiply a matrix ", shape_str(c.shape(0)), " by a vector ",
                          shape_str(c.shape(1))));

@@ -157,14 +157,21 @@ Tensor trapezoid_areas(const std::vector<Tensor>& in, const Attrs& a, int64_t d)
   return op2("mul", heights, widths);
 }
 
+// The areas' shape when y has fewer than two samples along d: none along d,
+// y's other dims broadcast with a same-rank x's.
+Shape no_areas_shape(const std::vector<Tensor>& in, int64_t d) {
+  Shape areas = in[0].shape();
+  areas[size_t(d)] = 0;
+  if (in.size() > 1 && in[1].defined() && in[1].dim() > 1) areas = broadcast_shapes(areas, in[1].narrow(d, 0, 0).shape());
+  return areas;
+}
+
 std::vector<Tensor> trapezoid_decompose(const std::vector<Tensor>& in, const Attrs& a) {
   const int64_t d = normalize_axis(a.get_int("dim"), in[0].dim());
   Shape out = in[0].shape();
   out.erase(out.begin() + d);
-  if (in[0].size(d) < 2) {  // no trapezoid: zero area (x may still broadcast the shape)
-    Shape areas = in[0].shape();
-    areas[size_t(d)] = 0;
-    if (in.size() > 1 && in[1].defined() && in[1].dim() > 1) areas = broadcast_shapes(areas, in[1].narrow(d, 0, 0).shape());
+  if (in[0].size(d) < 2) {  // no trapezoid: zero area
+    Shape areas = no_areas_shape(in, d);
     areas.erase(areas.begin() + d);
     return {Tensor::zeros(areas, in[0].dtype(), in[0].device())};
   }
@@ -173,12 +180,7 @@ std::vector<Tensor> trapezoid_decompose(const std::vector<Tensor>& in, const Att
 
 std::vector<Tensor> cumulative_trapezoid_decompose(const std::vector<Tensor>& in, const Attrs& a) {
   const int64_t d = normalize_axis(a.get_int("dim"), in[0].dim());
-  if (in[0].size(d) < 2) {
-    Shape areas = in[0].shape();
-    areas[size_t(d)] = 0;
-    if (in.size() > 1 && in[1].defined() && in[1].dim() > 1) areas = broadcast_shapes(areas, in[1].narrow(d, 0, 0).shape());
-    return {Tensor::zeros(areas, in[0].dtype(), in[0].device())};
-  }
+  if (in[0].size(d) < 2) return {Tensor::zeros(no_areas_shape(in, d), in[0].dtype(), in[0].device())};
   return {call1("cumsum", {trapezoid_areas(in, a, d)}, {{"dim", d}})};
 }
 

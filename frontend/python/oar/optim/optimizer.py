@@ -178,7 +178,8 @@ class Optimizer:
                 if key not in self._graph_lr:
                     self._graph_lr[key] = (group, full((), float(group["lr"]), dtype=float32, device=p.device))
                     values = self._hyper_values(group)
-                    self._graph_hyper[key] = (group, tensor(values, dtype=float32, device=p.device))
+                    if self._graph_hypers:  # the fused updates' [lr, momentum or betas]
+                        self._graph_hyper[key] = (group, tensor(values, dtype=float32, device=p.device))
                     self._graph_values[key] = values
 
     def _refresh_graph_state(self):
@@ -190,16 +191,18 @@ class Optimizer:
                 if values != self._graph_values[key]:  # only when a scheduler (or the user) changed them
                     if values[0] != self._graph_values[key][0]:
                         lr.copy_(full((), values[0], dtype=lr.dtype, device=lr.device))
-                    t = self._graph_hyper[key][1]
-                    t.copy_(tensor(values, dtype=t.dtype, device=t.device))
+                    if key in self._graph_hyper:
+                        t = self._graph_hyper[key][1]
+                        t.copy_(tensor(values, dtype=t.dtype, device=t.device))
                     self._graph_values[key] = values
 
     def _graph_tensors(self):
         """(name, tensor) of the tensors above, for graph dumps."""
-        for j, ((_, lr), (_, hyper)) in enumerate(zip(getattr(self, "_graph_lr", {}).values(),
-                                                      getattr(self, "_graph_hyper", {}).values())):
+        hypers = getattr(self, "_graph_hyper", {})
+        for j, (key, (_, lr)) in enumerate(getattr(self, "_graph_lr", {}).items()):
             yield f"lr{j}", lr
-            yield f"hyper{j}", hyper
+            if key in hypers:
+                yield f"hyper{j}", hypers[key][1]
 
     def _lr(self, group, p):
         """group["lr"], or while tracing the group's learning-rate tensor on p's device (see above)."""
