@@ -1,10 +1,12 @@
 // Tests of the catalog composites in composites_reduce.cpp (std, var_mean,
 // std_mean, all, any, count_nonzero, vector_norm, aminmax, nansum, nanmean),
 // composites_linear.cpp (dot, mv, kron, linalg_cross, tensordot, block_diag,
-// lerp, addcmul, addcdiv, diff) and composites_index.cpp (masked_fill, take,
-// index_fill, index_copy), through the generated C++ functions (oar::std,
-// oar::kron, ...) a C++ user calls, against plain double loops on every device;
-// finite-difference gradients and the typed errors.
+// lerp, addcmul, addcdiv, diff), composites_index.cpp (masked_fill, take,
+// put, index_fill, index_copy), the sample-point composites and the other
+// writes (masked_scatter, vander, repeat_interleave_counts), through the
+// generated C++ functions (oar::std, oar::kron, ...) a C++ user calls, against
+// plain double loops on every device; finite-difference gradients and the
+// typed errors.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -354,5 +356,79 @@ TEST(CompositeSample, ProductsCombinationsAndTrapezoidsMatchLoops) {
     EXPECT_THROW(oar::trapezoid(y, Tensor::zeros({1, 3, 5}, DType::f64, dev)), ShapeError);
     EXPECT_THROW(oar::trapezoid(Tensor::full({}, 1.0, DType::f64, dev)), ShapeError);
     EXPECT_THROW(oar::trapezoid(y, Tensor(), 1.0, 2), IndexError);
+  }
+}
+
+// masked_scatter, put, vander, repeat_interleave_counts (composites_select,
+// _index, _sample, _shape) against plain loops, with their gradients.
+TEST(CompositeWrites, MaskedScatterPutVanderRepeatCountsMatchLoops) {
+  for (Device dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    const auto xv = random_values(12, -2, 2, 50, DType::f64), sv = random_values(12, -2, 2, 51, DType::f64);
+    const std::vector<double> mv{1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1};
+    const Tensor x = make_tensor(xv, {3, 4}, DType::f64, dev), src = make_tensor(sv, {12}, DType::f64, dev);
+    const Tensor mask = make_tensor(mv, {3, 4}, DType::boolean, dev);
+    std::vector<double> want = xv;
+    for (size_t i = 0, next = 0; i < 12; ++i)
+      if (mv[i] != 0) want[i] = sv[next++];
+    expect_close(host_values(oar::masked_scatter(x, mask, src)), want, 0, 0, "masked_scatter");
+    // a [4] mask broadcast over the rows: every row takes the next source entries
+    const Tensor cols = make_tensor({0, 1, 1, 0}, {4}, DType::boolean, dev);
+    want = xv;
+    for (size_t r = 0, next = 0; r < 3; ++r)
+      for (size_t c : {1u, 2u}) want[r * 4 + c] = sv[next++];
+    expect_close(host_values(oar::masked_scatter(x, cols, src.reshape({3, 4}))), want, 0, 0, "masked_scatter bcast");
+
+    // put: negative indices from the end; accumulate sums repeats
+    const Tensor index = make_tensor({0, -1, 5, 5}, {2, 2}, DType::i64, dev);
+    const Tensor vals = make_tensor({1, 2, 3, 4}, {4}, DType::f64, dev);
+    want = xv;
+    want[0] = 1, want[11] = 2, want[5] = 4;  // the last write to 5 wins
+    expect_close(host_values(oar::put(x, index, vals)), want, 0, 0, "put");
+    want = xv;
+    want[0] += 1, want[11] += 2, want[5] += 3 + 4;
+    expect_close(host_values(oar::put(x, index, vals, true)), want, 1e-12, 0, "put accumulate");
+
+    // vander: decreasing powers by default; integer points give i64
+    const std::vector<double> pv{-1.5, 0, 2};
+    const Tensor p = make_tensor(pv, {3}, DType::f64, dev);
+    std::vector<double> dec, inc;
+    for (double v : pv)
+      for (int k = 0; k < 4; ++k) {
+        dec.push_back(std::pow(v, 3 - k));
+        inc.push_back(std::pow(v, k));
+      }
+    expect_close(host_values(oar::vander(p, 4)), dec, 1e-12, 0, "vander");
+    expect_close(host_values(oar::vander(p, 4, true)), inc, 1e-12, 0, "vander increasing");
+    const Tensor square = oar::vander(make_tensor({2, 3}, {2}, DType::i32, dev));
+    EXPECT_EQ(square.dtype(), DType::i64);
+    expect_close(host_values(square), {2, 1, 3, 1}, 0, 0, "vander of ints");
+
+    // repeat_interleave_counts: row i repeated counts[i] times, or the flattened x
+    const Tensor counts = make_tensor({2, 0, 1}, {3}, DType::i64, dev);
+    const Tensor rows = oar::repeat_interleave_counts(x.narrow(1, 0, 2), counts, {0});
+    EXPECT_EQ(rows.shape(), (Shape{3, 2}));
+    expect_close(host_values(rows), {xv[0], xv[1], xv[0], xv[1], xv[8], xv[9]}, 0, 0, "repeat_interleave_counts");
+    expect_close(host_values(oar::repeat_interleave_counts(p, counts)), {pv[0], pv[0], pv[2]}, 0, 0,
+                 "repeat_interleave_counts flat");
+
+    auto one = [](auto fn) { return [fn](const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(in)}; }; };
+    gradcheck(one([&](const std::vector<Tensor>& in) { return oar::masked_scatter(in[0], mask, in[1]); }), {x, src},
+              {true, true}, "masked_scatter");
+    gradcheck(one([&](const std::vector<Tensor>& in) { return oar::put(in[0], index, in[1], true); }), {x, vals},
+              {true, true}, "put accumulate");
+    gradcheck(one([](const std::vector<Tensor>& in) { return oar::vander(in[0], 4); }), {p}, {true}, "vander");
+    gradcheck(one([&](const std::vector<Tensor>& in) { return oar::repeat_interleave_counts(in[0], counts, {0}); }),
+              {x.narrow(0, 0, 3)}, {true}, "repeat_interleave_counts");
+
+    EXPECT_THROW(oar::masked_scatter(x, mask, src.narrow(0, 0, 5)), ShapeError);  // 6 selected
+    EXPECT_THROW(oar::masked_scatter(x, x, src), DTypeError);
+    EXPECT_THROW(oar::masked_scatter(x.narrow(0, 0, 1), mask, src), ShapeError);
+    EXPECT_THROW(oar::put(x, index, vals.narrow(0, 0, 3)), ShapeError);
+    EXPECT_THROW(oar::put(x, make_tensor({12}, {1}, DType::i64, dev), vals.narrow(0, 0, 1)), IndexError);
+    EXPECT_THROW(oar::vander(x), ShapeError);
+    EXPECT_THROW(oar::repeat_interleave_counts(p, make_tensor({1, -1, 0}, {3}, DType::i64, dev)), ValueError);
+    EXPECT_THROW(oar::repeat_interleave_counts(p, counts.narrow(0, 0, 2)), ShapeError);
+    EXPECT_THROW(oar::repeat_interleave_counts(p, make_tensor({1, 1, 1}, {3}, DType::f32, dev)), ShapeError);
   }
 }

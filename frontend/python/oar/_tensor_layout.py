@@ -170,23 +170,10 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
         y = ops.repeat_interleave(x, repeats=int(repeats), dim=[] if dim is None else [_wrap_dim(dim, x.ndim)])
         d = 0 if dim is None else _wrap_dim(dim, y.ndim)
     else:
-        if dim is None:
-            x, dim = x.reshape(-1), 0
-        d = _wrap_dim(dim, x.ndim)
-        if x.ndim == 0:
-            x = x.reshape(1)
-        n = x.shape[d]
-        if repeats.ndim != 1 or repeats.is_floating_point():
-            raise _C.ShapeError("repeat_interleave: repeats must be a 0-d or 1-d integer tensor")
-        if repeats.shape[0] != n:
-            raise _C.ShapeError(f"repeat_interleave: repeats must have the same size as input along dim "
-                                f"({repeats.shape[0]} vs {n})")
-        # The output's length depends on the counts: they are read back, the data stays on the device.
-        counts = [int(c) for c in repeats.tolist()]
-        if any(c < 0 for c in counts):
-            raise ValueError("repeat_interleave: repeats can not be negative")
-        index = [i for i, c in enumerate(counts) for _ in range(c)]
-        y = ops.index_select(x, _index_tensor(index, x.device), dim=d)
+        if not isinstance(repeats, Tensor):  # a sequence of counts
+            repeats = _index_tensor([int(c) for c in repeats], x.device)
+        y = ops.repeat_interleave_counts(x, repeats, dim=[] if dim is None else [_wrap_dim(dim, x.ndim)])
+        d = 0 if dim is None else _wrap_dim(dim, y.ndim)
     if output_size is not None and y.shape[d] != output_size:
         raise _C.ShapeError(f"repeat_interleave: output_size {output_size} does not match the result's size "
                             f"{y.shape[d]}")

@@ -9,9 +9,8 @@ from . import _C
 from ._C import Tensor
 from ._ops import ops
 from ._functions import _inplace_method
-from ._shape_common import (_D, _cat, _dim_list, _index_tensor, _install_methods, _tensor_args,
+from ._shape_common import (_D, _dim_list, _index_tensor, _install_methods, _tensor_args,
                             _wrap_dim, _zeros, broadcast_shapes)
-from ._tensor_layout import _reversed
 
 
 
@@ -197,19 +196,10 @@ def combinations(x, r=2, with_replacement=False):
 
 
 def vander(x, N=None, increasing=False):
-    """Columns x^0 .. x^(N-1) (decreasing unless increasing), by a running product: exact gradients at 0."""
-    if x.ndim != 1:
-        raise _C.ShapeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else int(N)
-    if n < 0:
+    """Columns x^(N-1) .. x^0 (x^0 .. x^(N-1) when increasing), by a running product: exact gradients at 0."""
+    if N is not None and int(N) < 0:
         raise ValueError("N must be non-negative.")
-    if not x.is_floating_point():
-        x = x.to(_D.int64)
-    if n == 0:
-        return _zeros([x.shape[0], 0], x.dtype, x.device)
-    ones = _C.call("fill", [], {"shape": [x.shape[0], 1], "value": 1.0, "dtype": x.dtype}, x.device)
-    y = ops.cumprod(_cat([ones, x.unsqueeze(1).expand(x.shape[0], n - 1)], 1), dim=1) if n > 1 else ones
-    return y if increasing else _reversed(y, 1)
+    return ops.vander(x, N=-1 if N is None else int(N), increasing=bool(increasing))
 
 
 def _triangle_indices(row, col, offset, lower, dtype, device):

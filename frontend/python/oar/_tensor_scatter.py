@@ -10,7 +10,7 @@ from . import _C
 from ._C import Tensor
 from ._ops import ops
 from ._functions import _inplace_method
-from ._shape_common import (_D, _install_methods, _scalar, _wrap_dim, _zeros, broadcast_shapes)
+from ._shape_common import _D, _install_methods, _wrap_dim, _zeros
 
 
 def take_along_dim(x, indices, dim=None):
@@ -135,27 +135,12 @@ def masked_scatter(x, mask, source):
     """x with the positions where mask (broadcast to x) is True filled, in order, from source's elements."""
     if mask.dtype != _D.bool:
         raise _C.DTypeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    shape = broadcast_shapes(x.shape, mask.shape)
-    if list(shape) != list(x.shape):
-        raise _C.ShapeError(f"masked_scatter: mask {list(mask.shape)} does not broadcast to self {list(x.shape)}")
-    m = mask.expand(shape).reshape(-1)
-    picks = ops.cumsum(m.to(_D.int64), dim=0) - 1  # position in source of each True entry
-    wanted = int(picks[-1].item()) + 1 if m.shape[0] else 0
-    if wanted > source.numel():
-        raise _C.ShapeError(f"masked_scatter: expected source to have at least {wanted} elements, "
-                            f"got {source.numel()}")
-    if wanted == 0:
-        return x.clone()
-    picks = ops.where(m, picks, _scalar(0, _D.int64, x.device))
-    vals = ops.index_select(source.reshape(-1).to(x.dtype), picks, dim=0)
-    return ops.where(m, vals, x.reshape(-1)).reshape(x.shape)
+    return ops.masked_scatter(x, mask, source)
 
 
 def put(x, index, source, accumulate=False):
     """x flattened with flat[index] = source (or +=), negative indices counting from the end."""
-    flat = x.reshape(-1).clone()
-    flat.index_put_((index.reshape(-1),), source.reshape(-1), accumulate)
-    return flat.reshape(x.shape)
+    return ops.put(x, index, source, accumulate=bool(accumulate))
 
 
 __all__ = ["take_along_dim", "take", "scatter", "scatter_reduce", "index_copy", "index_reduce", "index_fill",

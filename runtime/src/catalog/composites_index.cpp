@@ -1,5 +1,5 @@
 // Catalog: indexed writes and reads written with where, index_select,
-// index_add and scatter (masked_fill, take, index_fill, index_copy).
+// index_add and scatter (masked_fill, take, put, index_fill, index_copy).
 // PyTorch's semantics; see composites.h.
 #include "catalog_util.h"
 #include "composites.h"
@@ -52,6 +52,28 @@ std::vector<Tensor> take_decompose(const std::vector<Tensor>& in, const Attrs&) 
   const Tensor flat = in[0].reshape({in[0].numel()});
   const Tensor idx = wrapped(in[1].reshape({in[1].numel()}), in[0].numel());
   return {call1("index_select", {flat, idx}, {{"dim", int64_t(0)}}).reshape(in[1].shape())};
+}
+
+// ---- put ----
+
+std::vector<TensorMeta> put_infer(const InferContext& c) {
+  require_index(c, 1, false);
+  if (c.dtype(2) != c.dtype(0))
+    throw DTypeError(str("put: source is ", dtype_name(c.dtype(2)), " but x is ", dtype_name(c.dtype(0))));
+  if (c.inputs[1].numel() != c.inputs[2].numel())
+    throw ShapeError(str("put: index ", shape_str(c.shape(1)), " and source ", shape_str(c.shape(2)),
+                         " must have the same number of elements"));
+  if (c.inputs[0].numel() == 0 && c.inputs[1].numel() > 0) throw IndexError("put: cannot put into an empty tensor");
+  return {{c.shape(0), c.dtype(0)}};
+}
+
+// x flattened with source written (or added, repeats summing) at index.
+std::vector<Tensor> put_decompose(const std::vector<Tensor>& in, const Attrs& a) {
+  const Tensor flat = in[0].reshape({in[0].numel()});
+  const Tensor idx = wrapped(in[1].reshape({in[1].numel()}), in[0].numel());
+  const Tensor src = in[2].reshape({in[2].numel()});
+  const char* write = a.get_bool("accumulate") ? "scatter_add" : "scatter";
+  return {call1(write, {flat, idx, src}, {{"dim", int64_t(0)}}).reshape(in[0].shape())};
 }
 
 // ---- index_fill, index_copy ----
@@ -120,6 +142,13 @@ void register_index_composites(OpRegistry& r) {
                               DTypePolicy::kNone),
                   take_decompose),
         {"[3,4] [5]{-12:12}", "[6] [2,3]{0:6}", "[2,3] []{-6:6}"});
+  r.add(composite(make_schema("put", {InputSpec{"x"}, unpromoted("index"), InputSpec{"source"}}, {"y"},
+                              {attr("accumulate", AttrType::kBool, false)}, put_infer,
+                              "x flattened, with source's elements written at index (negative entries count from the "
+                              "end), or added with accumulate (repeats summing); x's shape",
+                              DTypePolicy::kNone),
+                  put_decompose),
+        {"[3,4] [5]{-12:12} [5]", "[3,4] [2,3]{0:12} [6] accumulate=true", "[6] []{0:6} []"});
   r.add(composite(make_schema("index_fill", {InputSpec{"x"}, unpromoted("index")}, {"y"},
                               {attr("dim", AttrType::kInt), attr("value", AttrType::kFloat)}, index_fill_infer,
                               "x with the slices along dim that index names (repeats allowed, negative from the end) "

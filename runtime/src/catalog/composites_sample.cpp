@@ -1,6 +1,7 @@
 // Catalog: composites over sample points: cartesian_prod and combinations
-// (rows of 1-D inputs' elements), trapezoid and cumulative_trapezoid (the
-// trapezoidal rule along a dim). PyTorch's semantics; see composites.h.
+// (rows of 1-D inputs' elements), vander (their powers), trapezoid and
+// cumulative_trapezoid (the trapezoidal rule along a dim). PyTorch's
+// semantics; see composites.h.
 #include "catalog_util.h"
 #include "composites.h"
 #include "oar/dispatch.h"
@@ -88,6 +89,31 @@ std::vector<Tensor> combinations_decompose(const std::vector<Tensor>& in, const 
   const int64_t count = int64_t(rows.size()) / r;
   const Tensor index = Tensor::from_vector(rows, {int64_t(rows.size())}, in[0].device());
   return {call1("index_select", {in[0], index}, {{"dim", int64_t(0)}}).reshape({count, r})};
+}
+
+// ---- vander ----
+
+// Integer and bool points give i64 powers, as PyTorch's vander.
+DType vander_dtype(DType in) { return is_floating(in) ? in : DType::i64; }
+
+std::vector<TensorMeta> vander_infer(const InferContext& c) {
+  if (c.ndim(0) != 1) throw ShapeError(str("vander: x must be 1-D, got shape ", shape_str(c.shape(0))));
+  const int64_t n = c.attrs.get_int("N");
+  if (n < -1) throw ValueError(str("vander: N must be non-negative (or -1 for len(x)), got ", n));
+  return {{{c.shape(0)[0], n < 0 ? c.shape(0)[0] : n}, vander_dtype(c.dtype(0))}};
+}
+
+// Columns x^0 .. x^(N-1) as a running product of [1, x, x, ...]: exact
+// powers, and a gradient that is finite at x = 0 (pow's is not).
+std::vector<Tensor> vander_decompose(const std::vector<Tensor>& in, const Attrs& a) {
+  const Tensor x = in[0].to(vander_dtype(in[0].dtype()));
+  const int64_t rows = x.size(0), n = a.get_int("N") < 0 ? rows : a.get_int("N");
+  if (n == 0) return {Tensor::zeros({rows, 0}, x.dtype(), x.device())};
+  Tensor factors = Tensor::ones({rows, 1}, x.dtype(), x.device());
+  if (n > 1) factors = call1("concat", {factors, x.unsqueeze(1).expand({rows, n - 1})}, {{"dim", int64_t(1)}});
+  Tensor powers = call1("cumprod", {factors}, {{"dim", int64_t(1)}});
+  if (!a.get_bool("increasing")) powers = call1("flip", {powers}, {{"dims", std::vector<int64_t>{1}}});
+  return {powers};
 }
 
 // ---- trapezoid, cumulative_trapezoid ----
@@ -210,6 +236,14 @@ void register_sample_composites(OpRegistry& r) {
                               DTypePolicy::kNone),
                   combinations_decompose),
         {"[5]", "[4] r=3", "[3] r=2 with_replacement=true", "[2] r=3", "[4] r=0"});
+  r.add(composite(make_schema("vander", {InputSpec{"x"}}, {"y"},
+                              {attr("N", AttrType::kInt, int64_t(-1)), attr("increasing", AttrType::kBool, false)},
+                              vander_infer,
+                              "the Vandermonde matrix of 1-D x: columns x^(N-1) .. x^0 (x^0 .. x^(N-1) when "
+                              "increasing; N = -1 for len(x)); integer x gives i64",
+                              DTypePolicy::kNone),
+                  vander_decompose),
+        {"[4]", "[3] N=5 increasing=true", "[5] N=2", "[3] N=0", "[0]"});
   r.add(composite(trapezoid_schema("trapezoid", trapezoid_infer,
                                    "the trapezoidal rule along dim: sample points x (1-D, or y's rank and "
                                    "broadcast), else a constant spacing dx"),

@@ -1,7 +1,8 @@
-// Catalog: shape composites (flip, roll, movedim, repeat_interleave,
+// Catalog: shape composites (flip, roll, movedim, repeat_interleave(_counts),
 // diagonal, diag_embed, diag, meshgrid, take_along_dim), written with views,
 // index_select, concat and gather. PyTorch's semantics; see composites.h.
 #include <algorithm>
+#include <numeric>
 
 #include "catalog_util.h"
 #include "composites.h"
@@ -125,6 +126,47 @@ std::vector<Tensor> repeat_interleave_decompose(const std::vector<Tensor>& in, c
   expanded.insert(expanded.begin() + d + 1, r);
   out[size_t(d)] *= r;
   return {x.unsqueeze(d + 1).expand(expanded).reshape(out).contiguous()};
+}
+
+// repeat_interleave with a count per entry along dim (a 1-D integer
+// tensor): the counts are read back to the host, which the output's length
+// needs anyway; the values stay on the device (one index_select).
+std::vector<int64_t> repeat_counts(const Tensor& counts, int64_t n) {
+  if (counts.dim() != 1 || !is_integral(counts.dtype()) || counts.dtype() == DType::boolean)
+    throw ShapeError(str("repeat_interleave: repeats must be a 1-D integer tensor, got ", dtype_name(counts.dtype()),
+                         " of shape ", shape_str(counts.shape())));
+  if (counts.size(0) != n)
+    throw ShapeError(str("repeat_interleave: repeats has ", counts.size(0), " counts but the input has ", n,
+                         " entries along dim"));
+  std::vector<int64_t> host = counts.to_vector<int64_t>();
+  for (int64_t k : host)
+    if (k < 0) throw ValueError(str("repeat_interleave: repeats must be non-negative, got ", k));
+  return host;
+}
+
+// x flattened when dim is empty, a 0-D x as [1]; the dim counted in it.
+std::pair<Tensor, int64_t> along_counts(const Tensor& x, const std::vector<int64_t>& dim) {
+  if (dim.size() > 1) throw ValueError(str("repeat_interleave: dim holds at most one dim, got ", dim.size()));
+  if (dim.empty()) return {x.reshape({x.numel()}), 0};
+  const Tensor y = x.dim() ? x : x.reshape({1});
+  return {y, normalize_axis(dim[0], y.dim())};
+}
+
+std::vector<TensorMeta> repeat_interleave_counts_infer(const InferContext& c) {
+  auto [x, d] = along_counts(c.input(0), c.attrs.get_ints("dim"));
+  const std::vector<int64_t> counts = repeat_counts(c.input(1), x.size(d));
+  Shape s = x.shape();
+  s[size_t(d)] = std::accumulate(counts.begin(), counts.end(), int64_t(0));
+  return {{s, c.dtype(0)}};
+}
+
+std::vector<Tensor> repeat_interleave_counts_decompose(const std::vector<Tensor>& in, const Attrs& a) {
+  auto [x, d] = along_counts(in[0], a.get_ints("dim"));
+  const std::vector<int64_t> counts = repeat_counts(in[1], x.size(d));
+  std::vector<int64_t> index;
+  for (size_t i = 0; i < counts.size(); ++i) index.insert(index.end(), size_t(counts[i]), int64_t(i));
+  const Tensor picks = Tensor::from_vector(index, {int64_t(index.size())}, x.device());
+  return {call1("index_select", {x, picks}, {{"dim", d}})};
 }
 
 // ---- diagonal, diag_embed, diag ----
@@ -347,6 +389,12 @@ void register_shape_composites(OpRegistry& r) {
                          "each entry repeated `repeats` times along dim (of the flattened x when dim is empty)"),
                   repeat_interleave_decompose),
         {"[5] repeats=3", "[2,3] repeats=2 dim=[1]", "[2,3,2] repeats=2 dim=[0]", "[2,3] repeats=0 dim=[-1]"});
+  r.add(composite(shaped("repeat_interleave_counts", {InputSpec{"x"}, unpromoted("repeats")}, {no_dims("dim")},
+                         repeat_interleave_counts_infer,
+                         "entry i along dim repeated repeats[i] times (a 1-D integer tensor, read back to the host; "
+                         "the flattened x when dim is empty)"),
+                  repeat_interleave_counts_decompose),
+        {"[4] [4]{0:3}", "[3,2] [3]{0:4} dim=[0]", "[2,5] [5]{0:3} dim=[-1]"});
   const std::vector<AttrSpec> diagonal_attrs{attr("offset", AttrType::kInt, int64_t(0)),
                                              attr("dim1", AttrType::kInt, int64_t(0)),
                                              attr("dim2", AttrType::kInt, int64_t(1))};
