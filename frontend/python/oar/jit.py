@@ -75,14 +75,15 @@ def _module_names(module):
     return [(t, name) for name, t in list(module.named_parameters()) + list(module.named_buffers())]
 
 
-def _record(fn, spec, tensors, names=(), input_prefix="arg"):
+def _record(fn, spec, tensors, names=(), input_prefix="arg", input_names=()):
     """Runs fn on detached aliases of `tensors` (arguments laid out by `spec`) under a tracer.
 
     Returns (graph, output spec, output count). `names` is (tensor, name) pairs for captured values.
     The tracer is closed on any error, so no exception leaves it recording.
     """
     inputs = [t.detach() for t in tensors]  # the graph starts at the arguments
-    tracer = _C.Tracer(inputs, [f"{input_prefix}{i}" for i in range(len(inputs))])
+    given = list(input_names)[:len(inputs)]
+    tracer = _C.Tracer(inputs, given + [f"{input_prefix}{i}" for i in range(len(given), len(inputs))])
     try:
         for t, name in names:
             tracer.name_tensor(t, name)

@@ -71,6 +71,22 @@ void var_op(Ctx& c) {
   c.b.node("Div", {total, c.b.scalar(double(n - correction), c.out_meta(0).dtype)}, {c.out[0]});
 }
 
+// sort and topk as TopK: ONNX orders equal elements by index, which is the
+// stable order oar's sort keeps, ascending or descending. A 0-D input is a
+// one-element sort: a copy and index 0.
+void top_k_export(Ctx& c, int64_t k, bool largest) {
+  const Shape& shape = c.out_meta(0).shape;
+  if (shape.empty()) {
+    c.b.node("Identity", {c.in[0]}, {c.out[0]});
+    c.b.node("Identity", {c.b.scalar(0, DType::i64)}, {c.out[1]});
+    return;
+  }
+  auto& n = c.b.node("TopK", {c.in[0], c.b.ints({k})}, {c.out[0], c.out[1]});
+  set_attr(n, "axis", c.node.attrs.get_int("dim"));
+  set_attr(n, "largest", int64_t(largest));
+  set_attr(n, "sorted", int64_t(1));
+}
+
 void arg_op(Ctx& c, const char* onnx_op) {
   const auto& dims = c.node.attrs.get_ints("dims");
   bool keep = c.node.attrs.get_bool("keepdim");
@@ -382,6 +398,12 @@ std::unordered_map<std::string, Emitter> make_emitters() {
   e["max"] = reduction("ReduceMax", false);
   e["min"] = reduction("ReduceMin", false);
   e["var"] = var_op;
+  e["sort"] = [](Ctx& c) {
+    const Shape& shape = c.out_meta(0).shape;
+    const int64_t n = shape.empty() ? 1 : shape[size_t(normalize_axis(c.node.attrs.get_int("dim"), int64_t(shape.size())))];
+    top_k_export(c, n, c.node.attrs.get_bool("descending"));
+  };
+  e["topk"] = [](Ctx& c) { top_k_export(c, c.node.attrs.get_int("k"), c.node.attrs.get_bool("largest")); };
   e["argmax"] = [](Ctx& c) { arg_op(c, "ArgMax"); };
   e["argmin"] = [](Ctx& c) { arg_op(c, "ArgMin"); };
 

@@ -128,7 +128,24 @@ int64_t ir_version_for(int opset) {
 
 }  // namespace
 
-::onnx::ModelProto export_proto(const graph::Graph& g, int opset) {
+namespace {
+
+// Reserves the names asked for (distinct, non-empty, no more than there are
+// values to name), so no temporary takes them.
+void reserve_names(ExportBuilder& b, const std::vector<std::string>& names, size_t available, const char* what) {
+  if (names.size() > available)
+    throw ValueError(str("export_model: ", names.size(), " ", what, " names given, but the graph has ", available, " ",
+                         what, "s"));
+  for (const std::string& name : names) {
+    if (name.empty()) throw ValueError(str("export_model: an empty ", what, " name"));
+    if (!b.reserve(name)) throw ValueError(str("export_model: the name '", name, "' is given twice"));
+  }
+}
+
+}  // namespace
+
+::onnx::ModelProto export_proto(const graph::Graph& g, const ExportOptions& options) {
+  const int opset = options.opset;
   if (opset < 13 || opset > kMaxOpset)
     throw ValueError(str("export_model: opset ", opset, " is outside the supported range [13, ", kMaxOpset, "]"));
   if (!g.updates().empty())
@@ -144,6 +161,9 @@ int64_t ir_version_for(int opset) {
   ::onnx::GraphProto& gp = *model.mutable_graph();
   gp.set_name("oar_graph");
   ExportBuilder b(gp, opset);
+  reserve_names(b, options.input_names, g.inputs().size(), "input");
+  reserve_names(b, options.output_names, g.outputs().size(), "output");
+  for (size_t i = 0; i < options.input_names.size(); ++i) b.name_value(g.inputs()[i], options.input_names[i]);
 
   for (const graph::Value* v : g.inputs()) set_value_info(*gp.add_input(), b.name_of(v), v->meta);
   for (const graph::Value* v : g.tensors()) {
@@ -182,10 +202,16 @@ int64_t ir_version_for(int opset) {
     }
   }
   std::vector<std::string> taken;
-  for (const graph::Value* v : g.outputs()) {
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const graph::Value* v = g.outputs()[i];
     std::string name = b.name_of(v);
-    // ONNX output names are unique: a value returned twice goes through an Identity.
-    if (std::find(taken.begin(), taken.end(), name) != taken.end()) name = b.op("Identity", {name});
+    if (i < options.output_names.size()) {  // the name asked for, through an Identity unless v has it
+      if (name != options.output_names[i]) b.node("Identity", {name}, {options.output_names[i]});
+      name = options.output_names[i];
+    } else if (std::find(taken.begin(), taken.end(), name) != taken.end()) {
+      // ONNX output names are unique: a value returned twice goes through an Identity.
+      name = b.op("Identity", {name});
+    }
     taken.push_back(name);
     set_value_info(*gp.add_output(), name, v->meta);
   }
@@ -195,7 +221,13 @@ int64_t ir_version_for(int opset) {
 }  // namespace detail
 
 std::string export_model_bytes(const graph::Graph& graph, int opset) {
-  ::onnx::ModelProto model = detail::export_proto(graph, opset);
+  ExportOptions options;
+  options.opset = opset;
+  return export_model_bytes(graph, options);
+}
+
+std::string export_model_bytes(const graph::Graph& graph, const ExportOptions& options) {
+  ::onnx::ModelProto model = detail::export_proto(graph, options);
   std::string bytes;
   if (!model.SerializeToString(&bytes)) throw InternalError("export_model: protobuf serialization failed");
   return bytes;
@@ -203,6 +235,10 @@ std::string export_model_bytes(const graph::Graph& graph, int opset) {
 
 void export_model(const graph::Graph& graph, const std::string& path, int opset) {
   detail::write_file_atomic(path, export_model_bytes(graph, opset));
+}
+
+void export_model(const graph::Graph& graph, const std::string& path, const ExportOptions& options) {
+  detail::write_file_atomic(path, export_model_bytes(graph, options));
 }
 
 }  // namespace oar::onnx

@@ -23,6 +23,11 @@ class ExportBuilder {
   // The ONNX name of a graph value (its own name when it has a unique one).
   std::string name_of(const graph::Value* v);
   std::string fresh(const std::string& hint);
+  // Keeps `name` for the caller: fresh() never hands it out. Returns false
+  // when it is already taken.
+  bool reserve(const std::string& name) { return used_.insert(name).second; }
+  // Gives v a reserved name (before anything asks for v's name).
+  void name_value(const graph::Value* v, const std::string& name) { names_[v] = name; }
   // Appends a node; returns it so the caller can add attributes.
   ::onnx::NodeProto& node(const std::string& op_type, const std::vector<std::string>& inputs,
                           const std::vector<std::string>& outputs);

@@ -156,35 +156,15 @@ std::vector<Value*> hardmax_op(NodeContext& c) {
   })};
 }
 
-// TopK by K rounds of arg-max (arg-min for the smallest), each masking the
-// element it took; ties go to the lower index, as ONNX orders them.
+// TopK as the catalog's topk (a stable sort: ties keep the lower index
+// first, as ONNX orders them, for the largest and the smallest alike).
 std::vector<Value*> top_k_op(NodeContext& c) {
   Value* x = c.required_input(0);
   int64_t k = c.opset() < 10 ? c.attr_int("k") : c.constant_ints(1, "K").at(0);
   int64_t a = c.axis(c.attr_int("axis", -1), c.rank(x));
-  bool largest = c.attr_int("largest", 1) != 0;
   int64_t n = c.shape(x)[size_t(a)];
   if (k < 0 || k > n) c.invalid(str("K = ", k, " is not in [0, ", n, "]"));
-  // masking needs infinities: integers are ranked in f64 (exact below 2^53)
-  Value* rank_by = is_floating(c.dtype(x)) ? x : c.cast(x, DType::f64);
-  Value* taken = c.scalar(largest ? -INFINITY : INFINITY, c.dtype(rank_by));
-  std::vector<int64_t> positions(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) positions[size_t(i)] = i;
-  Shape ps(size_t(c.rank(x)), 1);
-  ps[size_t(a)] = n;
-  Value* pos = c.reshape(c.ints(positions), ps);
-  std::vector<Value*> values, indices;
-  for (int64_t j = 0; j < k; ++j) {
-    Value* idx = c.op(largest ? "argmax" : "argmin", {rank_by}, {{"dims", std::vector<int64_t>{a}}, {"keepdim", true}});
-    values.push_back(c.op("gather", {x, idx}, {{"dim", a}}));
-    indices.push_back(idx);
-    if (j + 1 < k) rank_by = c.where(c.op("eq", {pos, idx}), taken, rank_by);
-  }
-  if (k == 0) return {c.slice(x, a, 0, 0), c.cast(c.slice(x, a, 0, 0), DType::i64)};
-  auto join = [&](const std::vector<Value*>& parts) {
-    return parts.size() == 1 ? parts[0] : c.op("concat", parts, {{"dim", a}});
-  };
-  return {join(values), join(indices)};
+  return c.ops("topk", {x}, {{"k", k}, {"dim", a}, {"largest", c.attr_int("largest", 1) != 0}, {"sorted", true}});
 }
 
 }  // namespace

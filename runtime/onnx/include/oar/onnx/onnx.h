@@ -82,4 +82,16 @@ void export_model(const graph::Graph& graph, const std::string& path, int opset 
 // The same model as serialized bytes.
 std::string export_model_bytes(const graph::Graph& graph, int opset = 17);
 
+// Export with names chosen for the model's inputs and outputs, in order
+// (fewer names than inputs or outputs leave the rest as they are, as
+// torch.onnx.export's input_names/output_names do). Names must be distinct
+// and non-empty (ValueError otherwise).
+struct ExportOptions {
+  int opset = 17;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+};
+void export_model(const graph::Graph& graph, const std::string& path, const ExportOptions& options);
+std::string export_model_bytes(const graph::Graph& graph, const ExportOptions& options);
+
 }  // namespace oar::onnx
