@@ -631,8 +631,6 @@ def test_size_and_print_options():
         assert "e+00" in repr(t)
         assert np.get_printoptions() == before  # NumPy's own printing is untouched
     finally:
-        oar.set_printoptions(profile="default", sci_mode=False)
-        from oar import _printoptions
-        _printoptions._print_options.clear()
+        oar.set_printoptions(profile="default")
     with pytest.raises(ValueError):
         oar.set_printoptions(profile="long")
