@@ -11,7 +11,8 @@ from ._dtypes import *  # noqa: F401,F403  float32, int64, ...
 from ._ops import ops
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like,
                         arange, rand, randn, randint, from_numpy, eye, rand_like, randn_like, randint_like,
-                        linspace, randperm, Generator, default_generator, get_rng_state, set_rng_state)
+                        linspace, randperm, Generator, default_generator, get_rng_state, set_rng_state,
+                        get_default_dtype, set_default_dtype)
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
 from ._torch_signatures import *  # noqa: F401,F403  ops whose torch signature is not the catalog's
 from ._tensor_math import *  # noqa: F401,F403  math, comparison, reduction, scan, sort/select functions
@@ -25,6 +26,8 @@ from .serialization import save, load
 from . import cuda
 from . import linalg, distributions
 from ._linalg_functions import *  # noqa: F401,F403  det, inverse, svd, qr, ... (torch's top-level linalg)
+from ._tensor_random import *  # noqa: F401,F403  random fills, multinomial, finfo, iinfo
+from ._tensor_conversion import *  # noqa: F401,F403  to(..., non_blocking), memory formats, FloatTensor, ...
 
 __all__ = ["Tensor", "device", "dtype", "tensor", "zeros", "ones", "manual_seed", "no_grad", "nn", "optim",
            "autograd", "utils", "save", "load", "info", "ops", "jit", "onnx"]
@@ -34,6 +37,10 @@ __version__ = "0.1.0"
 from . import _catalog, _functions
 _catalog.install(globals(), Tensor, _functions._inplace_method)
 del _catalog, _functions
+from . import _torch_aliases  # noqa: E402  (after the catalog: aliases of its ops)
+_torch_aliases._install()
+from ._torch_aliases import *  # noqa: F401,F403,E402  arccos, multiply, pi, clone, conv1d, ...
+from ._tensor_stats import *  # noqa: F401,F403,E402  quantile, cov, isin, dist, logspace, gcd, ...
 
 
 
@@ -54,7 +61,3 @@ def get_default_device():
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
-
-def get_default_dtype():
-    """The dtype of floating tensors made without one (float32; oar has no global override)."""
-    return float32  # noqa: F405

@@ -26,15 +26,41 @@ def _finish(t, requires_grad):
     return t
 
 
+# The dtype floating tensors get when none is given (torch.set_default_dtype); None is float32.
+_default_float = [None]
+
+
+def get_default_dtype():
+    """The dtype of floating tensors made without one (float32 unless set_default_dtype changed it)."""
+    return _default_float[0] or _C.dtype.float32
+
+
+def set_default_dtype(d):
+    """torch.set_default_dtype: the dtype that creation functions, Python floats in oar.tensor and new
+    modules' parameters get when none is given. Operations between integer tensors and Python floats
+    still give float32 (oar's promotion rule)."""
+    d = _C.to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {d}")
+    _default_float[0] = None if d == _C.dtype.float32 else d
+
+
+def _python_data(data):
+    return isinstance(data, (list, tuple, numbers.Number)) and not isinstance(data, bool)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors)."""
-    return _C.tensor(data, dtype, device, requires_grad)
+    t = _C.tensor(data, dtype, device, requires_grad)
+    if dtype is None and _default_float[0] is not None and t.dtype == _C.dtype.float32 and _python_data(data):
+        t = _C.tensor(data, _default_float[0], device, requires_grad)  # Python floats take the default dtype
+    return t
 
 
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
-    return _C.tensor(data, dtype, device, False)
+    return tensor(data, dtype, device, False)
 
 
 def from_numpy(array):
@@ -50,18 +76,18 @@ def from_numpy(array):
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _C.dtype.bool if isinstance(fill_value, bool) else (
-            _C.dtype.int64 if isinstance(fill_value, numbers.Integral) else _C.dtype.float32)
+            _C.dtype.int64 if isinstance(fill_value, numbers.Integral) else get_default_dtype())
     t = _C.call("fill", [], {"shape": _shape(size if isinstance(size, (tuple, list)) else (size,)),
                              "value": float(fill_value), "dtype": _C.to_dtype(dtype)}, _device(device))
     return _finish(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape(size), 0.0, dtype or _C.dtype.float32, device, requires_grad)
+    return full(_shape(size), 0.0, dtype or get_default_dtype(), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape(size), 1.0, dtype or _C.dtype.float32, device, requires_grad)
+    return full(_shape(size), 1.0, dtype or get_default_dtype(), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
@@ -85,7 +111,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         start, end = 0, start
     if dtype is None:
         is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-        dtype = _C.dtype.int64 if is_int else _C.dtype.float32
+        dtype = _C.dtype.int64 if is_int else get_default_dtype()
     t = _C.call("arange", [], {"start": float(start), "end": float(end), "step": float(step),
                                "dtype": _C.to_dtype(dtype)}, _device(device))
     return _finish(t, requires_grad)
@@ -194,12 +220,12 @@ def _random(op, shape, attrs, generator, device):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = _random("uniform", _shape(size), {"dtype": _C.to_dtype(dtype or _C.dtype.float32)}, generator, device)
+    t = _random("uniform", _shape(size), {"dtype": _C.to_dtype(dtype or get_default_dtype())}, generator, device)
     return _finish(t, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = _random("normal", _shape(size), {"dtype": _C.to_dtype(dtype or _C.dtype.float32)}, generator, device)
+    t = _random("normal", _shape(size), {"dtype": _C.to_dtype(dtype or get_default_dtype())}, generator, device)
     return _finish(t, requires_grad)
 
 
@@ -225,7 +251,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
     rows = arange(n, device=device).reshape(n, 1)
     cols = arange(m, device=device).reshape(1, m)
-    return _finish((rows == cols).to(dtype=dtype or _C.dtype.float32), requires_grad)
+    return _finish((rows == cols).to(dtype=dtype or get_default_dtype()), requires_grad)
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
@@ -244,7 +270,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end, both included (torch.linspace)."""
     if not isinstance(steps, numbers.Integral) or steps < 0:
         raise ValueError(f"linspace: steps must be a non-negative integer, got {steps!r}")
-    dtype = dtype or _C.dtype.float32
+    dtype = dtype or get_default_dtype()
     if steps == 1:
         return full((1,), start, dtype, device, requires_grad)
     i = arange(steps, dtype=_C.dtype.float64, device=device)

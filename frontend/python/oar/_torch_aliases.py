@@ -1,0 +1,219 @@
+"""PyTorch's other names for what oar already has, and the small functions and methods scripts expect.
+
+torch.<f> forms of nn.functional ops (conv1d, pixel_shuffle, cosine_similarity, selu_, ...), NumPy-style
+aliases (arccos, arctan2, multiply, subtract, ...), the constants pi/e/inf/nan, clone/detach/empty_like/
+zero_/fill_ and the is_* predicates as functions, conj/real/resolve_conj for real tensors, and Tensor
+methods bmm, sum_to_size, split_with_sizes, new, __contains__, __iter__, __pos__, __ipow__ and the
+missing in-place binary forms (atan2_, hypot_, copysign_).
+"""
+import builtins
+import math
+import numbers
+
+from . import _C
+from ._C import Tensor
+from ._functions import _inplace_method
+
+pi = math.pi
+e = math.e
+inf = math.inf
+nan = math.nan
+
+
+def _functional(name):
+    def call(*args, **kwargs):
+        from .nn import functional as F
+        return getattr(F, name)(*args, **kwargs)
+    call.__name__ = name
+    call.__doc__ = f"torch.{name}: nn.functional.{name}."
+    return call
+
+
+# torch.<name> is nn.functional.<name> with the same signature for these
+_SAME_AS_FUNCTIONAL = ("conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                       "pixel_shuffle", "pixel_unshuffle", "pairwise_distance", "cosine_similarity", "prelu",
+                       "selu", "celu", "threshold", "hardshrink", "rrelu", "alpha_dropout", "group_norm",
+                       "adaptive_avg_pool1d", "avg_pool1d", "max_pool1d", "max_pool3d", "pdist", "channel_shuffle")
+for _name in _SAME_AS_FUNCTIONAL:
+    globals()[_name] = _functional(_name)
+
+
+def _functional_inplace(name):
+    def call(input, *args, **kwargs):
+        return input.copy_(_functional(name)(input, *args, **kwargs))
+    call.__name__ = name + "_"
+    return call
+
+
+selu_ = _functional_inplace("selu")
+celu_ = _functional_inplace("celu")
+threshold_ = _functional_inplace("threshold")
+rrelu_ = _functional_inplace("rrelu")
+
+
+def _alias(target):
+    import oar
+    return getattr(oar, target)
+
+
+_ALIASES = {"arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",
+            "arctanh": "atanh", "arctan2": "atan2", "multiply": "mul", "subtract": "sub"}
+
+
+def clone(input, *, memory_format=None):
+    from ._tensor_conversion import _in_format
+    return _in_format(input.clone(), memory_format) if memory_format is not None else input.clone()
+
+
+def detach(input):
+    return input.detach()
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """A new tensor of input's shape (oar zero-fills what torch leaves uninitialised)."""
+    from ._creation import zeros
+    return zeros(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    from ._creation import zeros
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zero_(input):
+    return input.zero_()
+
+
+def fill_(input, value):
+    return input.fill_(value)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    from ._creation import full
+    from ._creation import get_default_dtype
+    return full((), s, dtype or get_default_dtype(), device, requires_grad)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return False
+
+
+def is_signed(input):
+    return input.is_signed()
+
+
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_storage(obj):
+    return False
+
+
+def conj(input):
+    """The complex conjugate: a real tensor itself (oar has no complex dtypes)."""
+    return input
+
+
+resolve_conj = resolve_neg = conj_physical = conj
+
+
+def real(input):
+    return input
+
+
+def seed():
+    """Seeds the generator from OS entropy and returns the seed (torch.seed)."""
+    import os
+    s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+    _C.manual_seed(s)
+    return s
+
+
+def typename(obj):
+    return obj.type() if isinstance(obj, Tensor) else builtins.type(obj).__name__
+
+
+# ---- Tensor methods ----
+
+def _contains(self, element):
+    if isinstance(element, (Tensor, numbers.Number)):
+        return bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {builtins.type(element)}.")
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(self.unbind(0))
+
+
+def _sum_to_size(self, *size):
+    """Sums the broadcast dims away so the result has `size` (which must broadcast to self)."""
+    from ._creation import _shape
+    want = _shape(size)
+    lead = self.ndim - len(want)
+    if lead < 0 or any(w not in (1, s) for w, s in zip(want, self.shape[lead:])):
+        raise _C.ShapeError(f"size {want} is not expandable to size {list(self.shape)}")
+    dims = list(range(lead)) + [lead + i for i, w in enumerate(want) if w == 1 and self.shape[lead + i] != 1]
+    out = self.sum(dim=dims, keepdim=True) if dims else self
+    return out.reshape(*want)
+
+
+def _new(self, *args, **kwargs):
+    """The legacy t.new(...): new(sizes...) a tensor of those sizes, new(data) one holding data, t's dtype
+    and device."""
+    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+        return self.new_tensor(args[0], **kwargs)
+    return self.new_empty(args, **kwargs) if args else self.new_empty((0,), **kwargs)
+
+
+def _binary_inplace(name):
+    import oar
+    return _inplace_method(getattr(oar, name))
+
+
+_METHODS = {
+    "bmm": lambda self, mat2: _alias("bmm")(self, mat2),
+    "sum_to_size": _sum_to_size,
+    "split_with_sizes": lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim),
+    "new": _new,
+    "__contains__": _contains,
+    "__iter__": _iter,
+    "__pos__": lambda self: self.positive(),
+    "conj": conj, "resolve_conj": conj, "resolve_neg": conj, "conj_physical": conj,
+    "real": property(real),
+}
+
+
+def _install():
+    import oar
+    for alias, target in _ALIASES.items():
+        globals()[alias] = getattr(oar, target)
+        setattr(Tensor, alias, getattr(Tensor, target))
+        if hasattr(Tensor, target + "_"):
+            setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
+            globals()[alias + "_"] = getattr(Tensor, target + "_")
+    for name in ("atan2", "hypot", "copysign"):
+        if not hasattr(Tensor, name + "_"):
+            setattr(Tensor, name + "_", _binary_inplace(name))
+    setattr(Tensor, "__ipow__", _inplace_method(oar.pow))
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)
+
+
+__all__ = ["pi", "e", "inf", "nan", *_SAME_AS_FUNCTIONAL, "selu_", "celu_", "threshold_", "rrelu_", "clone",
+           "detach", "empty_like", "empty_strided", "zero_", "fill_", "scalar_tensor", "is_floating_point",
+           "is_complex", "is_signed", "is_nonzero", "is_same_size", "is_storage", "conj", "resolve_conj",
+           "resolve_neg", "conj_physical", "real", "seed", "typename", *_ALIASES]
