@@ -1,5 +1,5 @@
-"""Small helpers the element-wise optimizers (RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, and
-LBFGS's checks) share. They are written with plain tensor ops, so the updates run on any device and
+"""Small helpers the element-wise optimizers (RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD,
+and LBFGS's checks) share. They are written with plain tensor ops, so the updates run on any device and
 trace into an oar.jit.TrainGraph like Adam's fused op does."""
 from .._C import Tensor, is_tracing
 from .._creation import full

@@ -3,8 +3,15 @@
 Subclasses implement step(); updates happen in place on the parameters'
 memory under no_grad, so the tensors a model holds are updated directly.
 State is keyed by the parameter objects held in param_groups.
+
+As in PyTorch 2.x, every subclass's step() runs the step hooks: the global ones
+(register_optimizer_step_pre_hook / _post_hook) and the optimizer's own
+(register_step_pre_hook / register_step_post_hook); a pre-hook may return
+(new_args, new_kwargs) for step. A step() that calls super().step() runs them once.
 """
 import copy
+import functools
+from collections import OrderedDict
 
 from .._C import Tensor, is_tracing
 from .._dtypes import float32
@@ -61,11 +68,73 @@ class _State(_IdentityDict):
         return _IdentityDict.__getitem__(self, key)
 
 
+_global_step_pre_hooks = OrderedDict()
+_global_step_post_hooks = OrderedDict()
+
+
+def _handle(hooks, hook):
+    from ..nn._state_dict import RemovableHandle
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before every optimizer's step()."""
+    return _handle(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs) -> None, after every optimizer's step()."""
+    return _handle(_global_step_post_hooks, hook)
+
+
+def _hooked_step(step):
+    """step() wrapped to run the step hooks (once, however many wrapped super().step() calls nest)."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        d = self.__dict__
+        pre, post = d.get("_optimizer_step_pre_hooks"), d.get("_optimizer_step_post_hooks")
+        if d.get("_in_hooked_step") or not (pre or post or _global_step_pre_hooks or _global_step_post_hooks):
+            return step(self, *args, **kwargs)
+        d["_in_hooked_step"] = True
+        try:
+            for hook in list(_global_step_pre_hooks.values()) + list((pre or {}).values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but "
+                                           f"got {result}.")
+                    args, kwargs = result
+            out = step(self, *args, **kwargs)
+            for hook in list((post or {}).values()) + list(_global_step_post_hooks.values()):
+                hook(self, args, kwargs)
+            return out
+        finally:
+            d["_in_hooked_step"] = False
+
+    wrapper._oar_hooked = True
+    return wrapper
+
+
+class _PickledState(list):
+    """optimizer.state as [(param, state)] inside a pickle."""
+
+
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if callable(step) and not getattr(step, "_oar_hooked", False):
+            cls.step = _hooked_step(step)
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self.state = _State()
         self.param_groups = []
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got an oar.Tensor")
@@ -113,6 +182,36 @@ class Optimizer:
 
     def _validate_group(self, group):
         pass
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before this optimizer's step()."""
+        return _handle(self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict()), hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None, after this optimizer's step()."""
+        return _handle(self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict()), hook)
+
+    # ---- pickling and deepcopy: state is keyed by parameter identity, so it travels as (param, state) pairs
+    # (pickle keeps the parameters shared with param_groups); training-graph tensors and hooks stay behind
+    # (PyTorch's pickles hold no hooks either).
+    _UNPICKLED = ("_in_hooked_step", "_optimizer_step_pre_hooks", "_optimizer_step_post_hooks")
+
+    def __getstate__(self):
+        d = {k: v for k, v in self.__dict__.items() if not k.startswith("_graph") and k not in self._UNPICKLED}
+        if isinstance(d.get("state"), _IdentityDict):
+            d["state"] = _PickledState(d["state"].items())
+        return d
+
+    def __setstate__(self, state):
+        state = dict(state)
+        saved = state.get("state")
+        if isinstance(saved, _PickledState):
+            state["state"] = new = _State()
+            for p, s in saved:
+                new[p] = s
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
 
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
@@ -290,4 +389,5 @@ class Optimizer:
         return s + "\n)"
 
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]

@@ -1,4 +1,4 @@
-"""oar.utils.data: Dataset, TensorDataset, Subset, random_split, samplers and DataLoader (PyTorch API).
+"""oar.utils.data.dataloader (torch.utils.data.dataloader): DataLoader.
 
 Shuffling draws its permutation from NumPy seeded by oar's generator (so
 oar.manual_seed makes epochs reproducible) or by the `generator` / `seed`
@@ -6,287 +6,29 @@ given. A DataLoader over a TensorDataset (or a Subset of one) with the default
 collation takes a fast path, `_native_batches()`: C++ threads gather each batch
 with one index_select per tensor, without the GIL (`num_workers` sets their
 count). Other datasets are read by `_slow_batches()` in the main process when
-num_workers=0, else by worker processes as in PyTorch (_worker_pool.py,
-_worker.py): each runs __getitem__ and collate_fn and hands the batch back
-through shared memory (_shared.py); get_worker_info() describes the worker.
+num_workers=0, else by worker processes as in PyTorch (oar.utils._worker_pool,
+oar.utils._worker): each runs __getitem__ and collate_fn and hands the batch back
+through shared memory (oar.utils._shared); get_worker_info() describes the worker.
 """
-import bisect
-import collections.abc
 import itertools
-import math
 import numbers
 import weakref
 
-import numpy as np
+from ... import _C
+from ..._ops import ops
+from .._worker import WorkerInfo, get_worker_info
+from ._random import _rng
+from ._utils.collate import default_collate, default_convert
+from .dataset import IterableDataset, Subset, TensorDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
-from .. import _C
-from .._C import Tensor
-from .._ops import ops
-from ._worker import WorkerInfo, get_worker_info
-
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
-           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
-           "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
 
 
 def _pool():
     """The worker-pool module, imported on first use (multiprocessing costs `import oar` ~15 ms)."""
-    from . import _worker_pool
+    from .. import _worker_pool
     return _worker_pool
-
-
-def _rng(generator=None):
-    """A NumPy Generator from `generator` (int seed, NumPy Generator, None: seeded from oar's generator)."""
-    if isinstance(generator, np.random.Generator):
-        return generator
-    if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
-        return np.random.default_rng(int(generator))
-    if generator is None:
-        u = _C.call("uniform", [], {"shape": [2], "low": 0.0, "high": float(2 ** 31), "dtype": _C.dtype.float64}, None)
-        return np.random.default_rng([int(v) for v in u.tolist()])
-    if hasattr(generator, "initial_seed"):
-        return np.random.default_rng(int(generator.initial_seed()))
-    raise TypeError(f"generator must be an int seed or a numpy.random.Generator, got {type(generator).__name__}")
-
-
-# ---- datasets ----
-class Dataset:
-    """Map-style dataset: __getitem__(index) and __len__."""
-
-    def __getitem__(self, index):
-        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
-
-    def __add__(self, other):
-        return ConcatDataset([self, other])
-
-
-class IterableDataset(Dataset):
-    """Stream-style dataset: __iter__ yields samples (no sampler, no shuffling)."""
-
-    def __iter__(self):
-        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
-
-
-class TensorDataset(Dataset):
-    """Sample i is (t[i] for t in tensors); every tensor has the same size in dim 0."""
-
-    def __init__(self, *tensors):
-        if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
-        for t in tensors:
-            if not isinstance(t, Tensor):
-                raise TypeError(f"TensorDataset expects oar.Tensors, got {type(t).__name__}")
-            if t.ndim == 0:
-                raise ValueError("TensorDataset: tensors must have at least one dimension")
-        n = tensors[0].shape[0]
-        if any(t.shape[0] != n for t in tensors):
-            raise ValueError("Size mismatch between tensors: dim 0 sizes are "
-                             f"{[t.shape[0] for t in tensors]}")
-        self.tensors = tensors
-
-    def __getitem__(self, index):
-        return tuple(t[index] for t in self.tensors)
-
-    def __len__(self):
-        return self.tensors[0].shape[0]
-
-
-class ConcatDataset(Dataset):
-    def __init__(self, datasets):
-        self.datasets = list(datasets)
-        if not self.datasets:
-            raise ValueError("datasets should not be an empty iterable")
-        self.cumulative_sizes = []
-        total = 0
-        for d in self.datasets:
-            if isinstance(d, IterableDataset):
-                raise TypeError("ConcatDataset does not support IterableDataset")
-            total += len(d)
-            self.cumulative_sizes.append(total)
-
-    def __len__(self):
-        return self.cumulative_sizes[-1]
-
-    def __getitem__(self, idx):
-        n = len(self)
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range for a dataset of length {n}")
-        idx = idx + n if idx < 0 else idx
-        d = bisect.bisect_right(self.cumulative_sizes, idx)
-        return self.datasets[d][idx - (self.cumulative_sizes[d - 1] if d else 0)]
-
-
-class Subset(Dataset):
-    def __init__(self, dataset, indices):
-        self.dataset, self.indices = dataset, list(indices)
-
-    def __getitem__(self, idx):
-        if isinstance(idx, list):
-            return self.dataset[[self.indices[i] for i in idx]]
-        return self.dataset[self.indices[idx]]
-
-    def __len__(self):
-        return len(self.indices)
-
-
-def random_split(dataset, lengths, generator=None):
-    """Splits into non-overlapping Subsets of the given lengths (or fractions summing to 1)."""
-    n = len(dataset)
-    lengths = list(lengths)
-    if lengths and math.isclose(sum(lengths), 1) and sum(lengths) <= 1 and all(
-            isinstance(f, float) or f in (0, 1) for f in lengths):
-        if any(f < 0 for f in lengths):
-            raise ValueError("fractions must be non-negative")
-        counts = [int(math.floor(n * f)) for f in lengths]
-        for i in range(n - sum(counts)):  # spread the remainder round-robin, as PyTorch does
-            counts[i % len(counts)] += 1
-        lengths = counts
-    if any(not isinstance(x, numbers.Integral) or x < 0 for x in lengths):
-        raise ValueError(f"lengths must be non-negative ints or fractions summing to 1, got {lengths}")
-    if sum(lengths) != n:
-        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = _rng(generator).permutation(n).tolist()
-    out, offset = [], 0
-    for length in lengths:
-        out.append(Subset(dataset, perm[offset:offset + length]))
-        offset += length
-    return out
-
-
-# ---- samplers ----
-class Sampler:
-    def __init__(self, data_source=None):
-        pass
-
-    def __iter__(self):
-        raise NotImplementedError
-
-
-class SequentialSampler(Sampler):
-    def __init__(self, data_source):
-        self.data_source = data_source
-
-    def __iter__(self):
-        return iter(range(len(self.data_source)))
-
-    def __len__(self):
-        return len(self.data_source)
-
-
-class RandomSampler(Sampler):
-    """A fresh permutation every epoch (drawn when iteration starts); with replacement, uniform draws."""
-
-    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        self.data_source, self.replacement, self._num_samples = data_source, replacement, num_samples
-        self.generator = generator
-        self._persistent = None if generator is None else _rng(generator)
-        if not isinstance(replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
-        if not isinstance(self.num_samples, numbers.Integral) or self.num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
-
-    @property
-    def num_samples(self):
-        return len(self.data_source) if self._num_samples is None else self._num_samples
-
-    def __iter__(self):
-        rng = self._persistent or _rng(None)
-        n = len(self.data_source)
-        if self.replacement:
-            return iter(rng.integers(0, n, size=self.num_samples).tolist())
-        reps = -(-self.num_samples // n)
-        idx = np.concatenate([rng.permutation(n) for _ in range(reps)])[:self.num_samples]
-        return iter(idx.tolist())
-
-    def __len__(self):
-        return self.num_samples
-
-
-class SubsetRandomSampler(Sampler):
-    def __init__(self, indices, generator=None):
-        self.indices = list(indices)
-        self._persistent = None if generator is None else _rng(generator)
-
-    def __iter__(self):
-        rng = self._persistent or _rng(None)
-        return iter([self.indices[i] for i in rng.permutation(len(self.indices)).tolist()])
-
-    def __len__(self):
-        return len(self.indices)
-
-
-class BatchSampler(Sampler):
-    def __init__(self, sampler, batch_size, drop_last):
-        if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
-        if not isinstance(drop_last, bool):
-            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
-        self.sampler, self.batch_size, self.drop_last = sampler, int(batch_size), drop_last
-
-    def __iter__(self):
-        it = iter(self.sampler)  # drawn now, so a shuffle's permutation is fixed when the epoch starts
-        return self._batches(it)
-
-    def _batches(self, it):
-        batch = []
-        for i in it:
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
-
-    def __len__(self):
-        n = len(self.sampler)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-
-# ---- collation ----
-def default_convert(data):
-    """Converts NumPy arrays (recursively inside lists/tuples/dicts) to tensors; leaves the rest."""
-    if isinstance(data, np.ndarray) and data.dtype.kind not in "SaUO":
-        return _C.tensor(data, None, None, False)
-    if isinstance(data, collections.abc.Mapping):
-        return {k: default_convert(v) for k, v in data.items()}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return [default_convert(d) for d in data]
-    return data
-
-
-def default_collate(batch):
-    """Stacks tensors/arrays along a new dim 0, turns numbers into tensors, recurses into dicts and sequences."""
-    if not isinstance(batch, (list, tuple)) or len(batch) == 0:
-        raise TypeError("default_collate expects a non-empty list of samples")
-    elem = batch[0]
-    if isinstance(elem, Tensor):
-        return ops.stack(list(batch), dim=0)
-    if isinstance(elem, np.ndarray):
-        if elem.dtype.kind in "SaUO":
-            raise TypeError(f"default_collate: numpy arrays of dtype {elem.dtype} can't be converted to tensors")
-        return ops.stack([_C.tensor(b, None, None, False) for b in batch], dim=0)
-    if isinstance(elem, np.generic):
-        return _C.tensor(np.array(batch), None, None, False)
-    if isinstance(elem, bool):
-        return _C.tensor(list(batch), _C.dtype.bool, None, False)
-    if isinstance(elem, numbers.Integral):
-        return _C.tensor(list(batch), _C.dtype.int64, None, False)
-    if isinstance(elem, numbers.Real):
-        return _C.tensor(list(batch), _C.dtype.float64, None, False)
-    if isinstance(elem, (str, bytes)):
-        return list(batch)
-    if isinstance(elem, collections.abc.Mapping):
-        return {k: default_collate([d[k] for d in batch]) for k in elem}
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
-    if isinstance(elem, collections.abc.Sequence):
-        if any(len(e) != len(elem) for e in batch):
-            raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
-    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-                    f"found {type(elem).__name__}")
 
 
 # ---- loader ----
