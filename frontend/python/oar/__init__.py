@@ -23,7 +23,8 @@ from . import jit
 from . import onnx
 from . import inference, adapter
 from .serialization import save, load
-from . import cuda
+from . import cuda, amp, testing
+from .amp import autocast
 from . import linalg, distributions
 from ._linalg_functions import *  # noqa: F401,F403  det, inverse, svd, qr, ... (torch's top-level linalg)
 from ._tensor_random import *  # noqa: F401,F403  random fills, multinomial, finfo, iinfo
