@@ -366,3 +366,34 @@ def test_fill_diagonal_unfold_match_torch(device, torch, shape, wrap):
     assert np.array_equal(N(g.grad), from_torch(tg.grad))
     with pytest.raises(oar.ShapeError):
         oar.zeros(3, device=device).unfold(0, 5, 1)
+
+
+def test_script_compile_assert_asarray_frombuffer():
+    m = oar.nn.Linear(2, 2)
+    assert oar.compile(m) is m and oar.jit.script(m) is m and not oar.jit.is_scripting()
+
+    @oar.compile(mode="max-autotune")
+    def double(x):
+        return x * 2
+    assert double(oar.ones(1)).item() == 2
+
+    @oar.jit.ignore
+    def skipped(x):
+        return x + 1
+    assert skipped(1) == 2 and oar.jit.annotate(list, [3]) == [3]
+    oar._assert(oar.tensor(True), "fine")
+    with pytest.raises(AssertionError, match="boom"):
+        oar._assert(False, "boom")
+    oar.set_float32_matmul_precision("high")
+    assert oar.get_float32_matmul_precision() == "high"
+    oar.set_float32_matmul_precision("highest")
+    with pytest.raises(RuntimeError):
+        oar.set_float32_matmul_precision("fast")
+    t = oar.ones(2)
+    assert oar.asarray(t) is t and oar.asarray(t, copy=True) is not t
+    assert oar.asarray([1.5, 2]).dtype == oar.float32 and oar.asarray(t, dtype=oar.float64).dtype == oar.float64
+    with pytest.raises(ValueError):
+        oar.asarray(t, dtype=oar.float64, copy=False)
+    raw = np.array([1, -2, 3], dtype="<i4").tobytes()
+    assert oar.frombuffer(raw, dtype=oar.int32).tolist() == [1, -2, 3]
+    assert oar.frombuffer(raw, dtype=oar.int32, count=1, offset=4).tolist() == [-2]

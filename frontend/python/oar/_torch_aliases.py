@@ -145,6 +145,67 @@ def typename(obj):
     return obj.type() if isinstance(obj, Tensor) else builtins.type(obj).__name__
 
 
+def _assert(condition, message):
+    """torch._assert: raises AssertionError(message) unless condition (a bool or one-element tensor) holds."""
+    if not bool(condition):
+        raise AssertionError(message)
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile: the model or function itself, run eagerly (torch.compile does not change results;
+    oar's own compilation is oar.jit.to_static). Usable as @compile and @compile(mode=...)."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision):
+    """Accepts torch's hint ('highest', 'high', 'medium'); oar's float32 matmuls stay full precision."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid float32 matmul precision: {precision!r} (highest, high or medium)")
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision():
+    return _matmul_precision[0]
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: obj itself when it is a tensor that already matches (unless copy=True), else a tensor
+    made from it (copy=False refuses to copy)."""
+    from ._creation import tensor
+    if isinstance(obj, Tensor):
+        same = (dtype is None or _C.to_dtype(dtype) == obj.dtype) and (
+            device is None or _C.to_device(device) == obj.device)
+        if same and not copy:
+            return obj.requires_grad_(True) if requires_grad and not obj.requires_grad else obj
+        if copy is False:
+            raise ValueError("asarray: copy=False but the tensor needs a dtype or device change")
+        out = obj.to(device=device, dtype=dtype)
+        out = out.clone() if out is obj else out
+        return out.detach().requires_grad_(requires_grad)
+    return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor of the buffer's bytes read as dtype (a copy; torch's shares the buffer)."""
+    import numpy as np
+    from ._creation import tensor
+    codes = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int8": "i1", "uint8": "u1", "int32": "<i4",
+             "int64": "<i8", "bool": "?"}
+    name = str(dtype).split(".")[-1]
+    if name not in codes:
+        raise _C.DTypeError(f"frombuffer: dtype {dtype} is not supported")
+    array = np.frombuffer(buffer, dtype=codes[name], count=count, offset=offset)
+    if array.size == 0:
+        raise ValueError("both buffer length and count can't be zero")
+    return tensor(array.copy(), dtype=dtype, requires_grad=requires_grad)
+
+
 # ---- Tensor methods ----
 
 def _contains(self, element):
@@ -216,4 +277,5 @@ def _install():
 __all__ = ["pi", "e", "inf", "nan", *_SAME_AS_FUNCTIONAL, "selu_", "celu_", "threshold_", "rrelu_", "clone",
            "detach", "empty_like", "empty_strided", "zero_", "fill_", "scalar_tensor", "is_floating_point",
            "is_complex", "is_signed", "is_nonzero", "is_same_size", "is_storage", "conj", "resolve_conj",
-           "resolve_neg", "conj_physical", "real", "seed", "typename", *_ALIASES]
+           "resolve_neg", "conj_physical", "real", "seed", "typename", "_assert", "compile",
+           "set_float32_matmul_precision", "get_float32_matmul_precision", "asarray", "frombuffer", *_ALIASES]

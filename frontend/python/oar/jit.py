@@ -18,6 +18,7 @@ training of the module is seen by the graph, and in-place writes the traced
 code makes (batch-norm running statistics) are replayed on every run.
 """
 import functools
+import typing
 import warnings
 
 from . import _C
@@ -26,7 +27,8 @@ from .autograd import no_grad as _no_grad
 from .nn.module import Module
 
 __all__ = ["to_static", "trace", "save", "load", "TrainGraph", "StaticFunction", "LoadedFunction", "Graph", "Executor", "GraphError",
-           "is_tracing", "not_to_static"]
+           "is_tracing", "not_to_static", "script", "is_scripting", "ignore", "unused", "export", "annotate",
+           "interface", "Final"]
 
 
 def _flatten(value, tensors):
@@ -425,3 +427,45 @@ def not_to_static(function):
     """Marks a function that to_static leaves eager."""
     function._oar_not_to_static = True
     return function
+
+
+# ---- torch.jit's TorchScript entry points ----
+# TorchScript compiles a subset of Python whose meaning is Python's; oar runs such code eagerly (its
+# static graphs come from to_static / trace instead), so these keep the program's meaning unchanged.
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """torch.jit.script: the function or module itself, run eagerly (the same results TorchScript gives).
+    Use oar.jit.to_static for a static graph."""
+    return obj
+
+
+def is_scripting():
+    """False: oar never runs code as TorchScript."""
+    return False
+
+
+def ignore(drop=False, **kwargs):
+    """@torch.jit.ignore / @torch.jit.ignore(drop=True): the function unchanged."""
+    if callable(drop):
+        return drop
+    return lambda fn: fn
+
+
+def unused(fn):
+    return fn
+
+
+def export(fn):
+    return fn
+
+
+def interface(obj):
+    return obj
+
+
+def annotate(the_type, the_value):
+    """torch.jit.annotate(type, value): the value."""
+    return the_value
+
+
+Final = typing.Final
