@@ -1,14 +1,15 @@
 """Constraints on parameters and values (torch.distributions.constraints): `check(value)` gives a bool
 tensor of the value's batch shape, true where the constraint holds."""
+from .. import _C
 from .._C import OarError
 from .._ops import ops
 from . import utils
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "positive",
-           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "symmetric",
-           "unit_interval"]
+           "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "positive", "positive_definite", "positive_semidefinite", "positive_integer", "real", "real_vector",
+           "simplex", "square", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -191,6 +192,43 @@ class _Simplex(Constraint):
         return nonneg & (ops.abs(ops.sum(value, dims=[-1]) - 1) < 1e-6)
 
 
+class _OneHot(Constraint):
+    """One-hot vectors: 0/1 entries, exactly one 1."""
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        is_bool = utils.all_along((value == 0) | (value == 1), -1)
+        return is_bool & (ops.sum(value.to(_float(value)), dims=[-1]) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative integer count vectors summing to at most upper_bound (Multinomial's support)."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        x = x.to(_float(x))
+        integral = utils.all_along((x >= 0) & (ops.floor(x) == x), -1)
+        return integral & (ops.sum(x, dims=[-1]) <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        ok = value.shape[-2] == value.shape[-1]
+        shape = list(value.shape[:-2])
+        return _C.call("fill", [], {"shape": shape, "value": 1.0 if ok else 0.0, "dtype": _C.dtype.float32},
+                       value.device) == 1
+
+
 class _LowerTriangular(Constraint):
     event_dim = 2
 
@@ -227,6 +265,14 @@ class _PositiveDefinite(_Symmetric):
         return sym & utils.all_along(finite_pos, -1)
 
 
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        from .. import linalg
+        sym = super().check(value)
+        eig = linalg.eigvalsh(value) if hasattr(linalg, "eigvalsh") else linalg.eigh(value)[0]
+        return sym & utils.all_along(eig >= 0, -1)
+
+
 def _float(value):
     from .._C import dtype
     return value.dtype if value.dtype.is_floating_point else dtype.float64
@@ -254,3 +300,7 @@ lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+square = _Square()
+one_hot = _OneHot()
+multinomial = _Multinomial

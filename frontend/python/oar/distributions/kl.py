@@ -1,17 +1,32 @@
 """kl_divergence(p, q) = E_p[log p(x) - log q(x)] with a registry of closed forms (torch.distributions.kl)."""
 import functools
+import math
 
 from .._ops import ops
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
+from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _solve_lower
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import diagonal, full_like, softplus, sum_rightmost
+from .utils import EULER_GAMMA, all_true, diagonal, full_like, softplus, sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -134,3 +149,163 @@ def _kl_independent_independent(p, q):
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
 
 
+def _as_mvn(p):
+    """A LowRankMultivariateNormal as the MultivariateNormal of the same covariance (for the KL forms)."""
+    if isinstance(p, LowRankMultivariateNormal):
+        return MultivariateNormal(p.loc, scale_tril=p.scale_tril, validate_args=False)
+    return p
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes "
+                         f"cannot be computed: {p.event_shape} vs {q.event_shape}")
+    return _kl_mvn_mvn(_as_mvn(p), _as_mvn(q))
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if not all_true(p.total_count >= q.total_count):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + ops.log1p(-p.probs) - ops.log1p(-q.probs))
+    return _inf_where(p.total_count > q.total_count, kl)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ops.log((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2))
+    return t1 - ops.log(4 * p.scale * q.scale)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ops.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ops.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    a0, b0 = ops.sum(a, dims=[-1], keepdim=False), ops.sum(b, dims=[-1], keepdim=False)
+    t1 = ops.lgamma(a0) - ops.lgamma(b0)
+    t2 = ops.sum(ops.lgamma(a) - ops.lgamma(b), dims=[-1], keepdim=False)
+    t4 = ops.digamma(a) - ops.digamma(a0).unsqueeze(-1)
+    return t1 - t2 + ops.sum((a - b) * t4, dims=[-1], keepdim=False)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    ratio = q.rate / p.rate
+    return ratio - ops.log(ratio) - 1
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ops.log(ct1) - ct2 + ct3
+    t2 = ct1 * EULER_GAMMA
+    t3 = ops.exp(ct2 + ops.lgamma(1 + ct1) - ct3)
+    return t1 + t2 + t3 - (1 + EULER_GAMMA)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - ops.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = ops.abs(p.loc - q.loc)
+    return -ops.log(scale_ratio) + loc_abs_diff / q.scale + scale_ratio * ops.exp(-loc_abs_diff / p.scale) - 1
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * ops.log(scale_ratio) - ops.log(alpha_ratio) + alpha_ratio - 1
+    return _inf_where(p.scale < q.scale, result)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (ops.log(p.rate) - ops.log(q.rate)) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError("KL between TransformedDistributions with different transforms")
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError("KL between TransformedDistributions with different event shapes")
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+# ---- different families ----
+# (torch also registers pairs whose KL is infinite because q's support is bounded where p's is not, e.g.
+# Normal || Gamma; they are left out here, so those raise NotImplementedError.)
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * ops.log(q.rate) - q.rate)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * ops.log(ratio)
+    return t1 + ratio + ops.lgamma(q.concentration) + q.concentration * EULER_GAMMA - (1 + EULER_GAMMA)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - ops.log(q.rate) + q.rate * (p.concentration / p.rate)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * ops.log(rate_sqr * var_normal * 2 * math.pi)
+    return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var_normal = q.scale.pow(2)
+    return (-ops.log(2 * p.scale) - 1 + 0.5 * ops.log(2 * math.pi * var_normal)
+            + (2 * p.scale.pow(2) + (p.loc - q.loc).pow(2)) / (2 * var_normal))
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    loc_diff = p.loc - q.loc
+    z = loc_diff / p.scale
+    mean_abs = math.sqrt(2 / math.pi) * p.scale * ops.exp(-0.5 * z.pow(2)) + loc_diff * ops.erf(math.sqrt(0.5) * z)
+    return -ops.log(p.scale / q.scale) + mean_abs / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    width = p.high - p.low
+    t1 = ops.log(math.sqrt(math.pi * 2) * q.scale / width)
+    t2 = width.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)

@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from .. import _C
+from .. import _C, _creation
 from .._C import Tensor
 from .._ops import ops
 
@@ -99,15 +99,22 @@ def probs_to_logits(probs, is_binary=False):
 
 
 def softplus(x):
-    """log(1 + exp(x)), without overflow for large x."""
-    return ops.relu(x) + ops.log1p(ops.exp(-ops.abs(x)))
+    """log(1 + exp(x)) = logaddexp(x, 0): no overflow for large x, and the derivative sigmoid(x) everywhere
+    (relu(x) + log1p(exp(-|x|)) has derivative 0 at x = 0, from the kinks of relu and abs)."""
+    return ops.logaddexp(x, zeros_like(x))
 
 
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (torch.xlogy); y may be a Python number."""
-    logy = ops.log(y) if isinstance(y, Tensor) else math.log(y)
-    prod = x * logy
-    return ops.where(x == 0, zeros_like(prod), prod)
+    """x * log(y), 0 where x == 0 (torch.xlogy); y may be a Python number. The derivative in x is log(y),
+    also at x == 0 (only 0 * log 0 is set to 0, with derivative 0, as in torch)."""
+    if not isinstance(y, Tensor):
+        y = float(y)
+        if y > 0:
+            return x * math.log(y)
+        prod = x * (float("-inf") if y == 0 else float("nan"))
+        return ops.where(x == 0, zeros_like(prod), prod)
+    both_zero = (x == 0) & (y == 0)
+    return x * ops.log(ops.where(both_zero, full_like(y, 1.0), y))
 
 
 def zeros_like(t):
@@ -137,3 +144,42 @@ def diagonal(m):
 def tril_mask(t, n):
     i = _C.call("arange", [], {"start": 0.0, "end": float(n), "step": 1.0, "dtype": t.dtype}, t.device)
     return i.reshape(n, 1) >= i.reshape(1, n)
+
+
+EULER_GAMMA = 0.57721566490153286061
+
+
+def rand_like_shape(shape, like, low=None, high=None):
+    """Uniform [0, 1) draws of `shape` on like's device and dtype, optionally clamped into [low, high]."""
+    u = _creation.rand(*tuple(shape), dtype=like.dtype, device=like.device)
+    if low is not None or high is not None:
+        lo = float("-inf") if low is None else float(low)
+        hi = float("inf") if high is None else float(high)
+        u = ops.clamp(u, min=lo, max=hi)
+    return u
+
+
+def randn_like_shape(shape, like):
+    """Standard normal draws of `shape` on like's device and dtype."""
+    return _creation.randn(*tuple(shape), dtype=like.dtype, device=like.device)
+
+
+def batch_shape_of(given, param):
+    """() when every given parameter is a Python number (torch's scalar distributions), else param's shape."""
+    if all(isinstance(g, numbers.Number) for g in given):
+        return ()
+    return tuple(param.shape)
+
+
+def expanded_copy(dist, cls, batch_shape, names, _instance=None, event_shape=None):
+    """expand() for distributions whose parameters all have batch_shape: the named tensors expanded."""
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = tuple(batch_shape)
+    for name in names:
+        if name in dist.__dict__:
+            setattr(new, name, expand_to(dist.__dict__[name], batch_shape))
+    from .distribution import Distribution
+    Distribution.__init__(new, batch_shape, dist.event_shape if event_shape is None else event_shape,
+                          validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
