@@ -5,12 +5,13 @@ from .. import _creation
 from .._ops import ops
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, expand_to, lazy_property, logits_to_probs, probs_to_logits, softplus
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0; give exactly one of the two."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -81,6 +82,13 @@ class Bernoulli(Distribution):
 
     def entropy(self):
         return softplus(self.logits) - self.probs * self.logits
+
+    @property
+    def _natural_params(self):
+        return (ops.log(self.probs / (1 - self.probs)),)
+
+    def _log_normalizer(self, x):
+        return softplus(x)
 
     def enumerate_support(self, expand=True):
         values = _creation.arange(2, dtype=self._param.dtype, device=self._param.device)

@@ -5,6 +5,7 @@ from .._ops import ops
 from . import constraints
 from ._standard_gamma import standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, expand_to, finfo, xlogy
 
 __all__ = ["Beta"]
@@ -14,7 +15,7 @@ def _lbeta(a, b):
     return ops.lgamma(a) + ops.lgamma(b) - ops.lgamma(a + b)
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Density x^(a-1) (1-x)^(b-1) / B(a, b) with a = concentration1, b = concentration0.
     Samples are X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b), so rsample is differentiable through the
     Gamma draws' implicit gradients."""
@@ -76,3 +77,6 @@ class Beta(Distribution):
     @property
     def _natural_params(self):
         return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x, y):
+        return _lbeta(x, y)

@@ -7,13 +7,14 @@ from .. import autograd
 from .._ops import ops
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import (batch_shape_of, broadcast_all, clamp_probs, expand_to, full_like, lazy_property,
                     logits_to_probs, probs_to_logits, rand_like_shape, softplus, zeros_like)
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
@@ -131,3 +132,12 @@ class ContinuousBernoulli(Distribution):
     @property
     def _natural_params(self):
         return (self.logits,)
+
+    def _log_normalizer(self, x):
+        """log C as a function of the natural parameter (the logits), Taylor-expanded near 0."""
+        lo, hi = self._lims[0] - 0.5, self._lims[1] - 0.5
+        outside = (x <= lo) | (x > hi)
+        cut = ops.where(outside, x, full_like(x, lo))
+        log_norm = ops.log(ops.abs(ops.expm1(cut))) - ops.log(ops.abs(cut))
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return ops.where(outside, log_norm, taylor)

@@ -4,12 +4,13 @@ from .._ops import ops
 from . import constraints
 from ._standard_gamma import standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import expand_to, finfo, xlogy
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Density prod_i x_i^(a_i - 1) / B(a) on the simplex. rsample normalizes independent Gamma(a_i, 1)
     draws, so it is differentiable through their implicit gradients."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
@@ -77,3 +78,6 @@ class Dirichlet(Distribution):
     @property
     def _natural_params(self):
         return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return ops.sum(ops.lgamma(x), dims=[-1], keepdim=False) - ops.lgamma(ops.sum(x, dims=[-1], keepdim=False))

@@ -1,13 +1,13 @@
 """Exponential(rate) (torch.distributions.Exponential)."""
 from .._ops import ops
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import batch_shape_of, broadcast_all, expanded_copy, rand_like_shape, zeros_like
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Density rate * exp(-rate x) on x >= 0. rsample = -log(U) / rate."""
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative

@@ -5,12 +5,13 @@ from .._ops import ops
 from . import constraints
 from ._standard_gamma import standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, expand_to, finfo, xlogy
 
 __all__ = ["Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Density rate^a x^(a-1) e^(-rate x) / Gamma(a). rsample is differentiable in both parameters
     (implicit reparameterization for the concentration)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
@@ -58,6 +59,13 @@ class Gamma(Distribution):
     def entropy(self):
         a = self.concentration
         return a - ops.log(self.rate) + ops.lgamma(a) + (1.0 - a) * ops.digamma(a)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return ops.lgamma(x + 1) + (x + 1) * ops.log(-y.reciprocal())
 
     def cdf(self, value):
         raise NotImplementedError("Gamma.cdf needs the regularized incomplete gamma function (not in oar yet)")

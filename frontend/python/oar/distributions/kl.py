@@ -2,6 +2,8 @@
 import functools
 import math
 
+from .. import autograd
+
 from .._ops import ops
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -11,6 +13,7 @@ from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -26,7 +29,7 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import EULER_GAMMA, all_true, diagonal, full_like, softplus, sum_rightmost
+from .utils import EULER_GAMMA, all_true, full_like, softplus, sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -147,6 +150,25 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError("KL between Independent distributions with different reinterpreted_batch_ndims")
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """Within one exponential family, KL is the Bregman divergence of the log normalizer F:
+    F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>."""
+    if type(p) is not type(q):
+        raise NotImplementedError(f"The cross KL-divergence between different exponential families "
+                                  f"({type(p).__name__} and {type(q).__name__}) cannot be computed using Bregman "
+                                  "divergences")
+    p_nparams = [t.detach().requires_grad_(True) for t in p._natural_params]
+    q_nparams = q._natural_params
+    with autograd.enable_grad():
+        lg_normal = p._log_normalizer(*p_nparams)
+        gradients = autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
 
 
 def _as_mvn(p):

@@ -3,13 +3,13 @@ from .. import autograd
 from .._ops import ops
 from . import constraints
 from ._discrete_sampling import poisson
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import batch_shape_of, broadcast_all, expanded_copy, xlogy
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """P(k) = rate^k e^-rate / k! on the nonnegative integers (samples are floating, as in torch)."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer

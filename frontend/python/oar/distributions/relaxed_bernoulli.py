@@ -23,7 +23,7 @@ class LogitRelaxedBernoulli(Distribution):
     """(logit(U) + logits) / temperature for U uniform: the logit of a RelaxedBernoulli sample."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
-    has_rsample = True
+    has_rsample = False  # as in torch 1.13, though rsample works (RelaxedBernoulli says True)
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
