@@ -65,15 +65,15 @@ class Multinomial(Distribution):
         sample_shape = tuple(sample_shape)
         with autograd.no_grad():
             probs = self.probs.detach()
-            k = self._event_shape[0]
             if self.total_count == 0:
                 return _C.call("fill", [], {"shape": list(self._extended_shape(sample_shape)), "value": 0.0,
                                             "dtype": probs.dtype}, probs.device)
             draws = self._categorical.sample((self.total_count,) + sample_shape)  # (n, *sample, *batch)
-            classes = _C.call("arange", [], {"start": 0.0, "end": float(k), "step": 1.0, "dtype": probs.dtype},
-                              probs.device)
-            one_hot = (draws.to(probs.dtype).unsqueeze(-1) == classes).to(probs.dtype)
-            return ops.sum(one_hot, dims=[0], keepdim=False)
+            draws = ops.movedim(draws, source=[0], destination=[-1])  # (*sample, *batch, n)
+            shape = self._extended_shape(sample_shape)
+            counts = _C.call("fill", [], {"shape": list(shape), "value": 0.0, "dtype": probs.dtype}, probs.device)
+            ones = _C.call("fill", [], {"shape": list(draws.shape), "value": 1.0, "dtype": probs.dtype}, probs.device)
+            return ops.scatter_add(counts, draws, ones, dim=-1)
 
     def log_prob(self, value):
         if self._validate_args:
