@@ -29,8 +29,19 @@ from .upsampling import (Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, Pi
                          ChannelShuffle)
 from .fold import Fold, Unfold
 from .sparse import EmbeddingBag
+from .layers import Bilinear, FeatureAlphaDropout
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d, ReflectionPad1d,
+                      ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      CircularPad1d, CircularPad2d, CircularPad3d)
+from .parameter import UninitializedParameter
+from .lazy import (LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+                   LazyConvTranspose3d)
+from .loss import NLLLoss2d
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from . import functional, init
 from . import utils
+from . import parallel, grad, modules
+from .parallel import DataParallel
 
 __all__ = ["Parameter", "Buffer", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
            "ParameterList", "ParameterDict", "Identity", "Linear", "Conv2d", "Embedding", "Dropout", "Dropout1d",
@@ -54,3 +65,9 @@ __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTrans
             "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
             "MaxUnpool3d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
             "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "EmbeddingBag"]
+__all__ += ["Bilinear", "FeatureAlphaDropout", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d",
+            "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+            "UninitializedParameter", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d", "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "DataParallel",
+            "parallel", "grad", "modules"]

@@ -5,6 +5,7 @@ import itertools
 from .. import _C
 from .._C import Tensor
 from ..autograd import no_grad
+from .parameter import is_lazy
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -56,6 +57,15 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
                               f"that can't be converted to a tensor: {e}")
                 continue
         dst = store[k]
+        if is_lazy(src) or is_lazy(dst):
+            # an UninitializedParameter of a lazy module takes the checkpoint's shape (materialized below);
+            # an uninitialized one in the checkpoint has nothing to copy, and can't fill an initialized one
+            if not is_lazy(src):
+                loads.append((store, k, dst, src))
+            elif not is_lazy(dst):
+                errors.append(f'While copying the parameter named "{key}", the checkpoint holds an uninitialized '
+                              f"parameter (a lazy module's, before its first forward) for an initialized one.")
+            continue
         if tuple(src.shape) != tuple(dst.shape):
             errors.append(f"size mismatch for {key}: copying a param with shape {tuple(src.shape)} from "
                           f"checkpoint, the shape in current model is {tuple(dst.shape)}.")
@@ -70,6 +80,8 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
         raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__}:\n\t" + "\n\t".join(errors))
     with no_grad():
         for store, k, dst, src in loads:
+            if is_lazy(dst) and not assign:
+                dst.materialize(tuple(src.shape))
             if assign:
                 new = src.detach()
                 if dst.requires_grad:

@@ -22,7 +22,7 @@ __all__ = ["linear", "relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_
            "hardtanh_", "selu_", "celu_", "threshold_", "conv2d", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "batch_norm", "layer_norm", "embedding", "cross_entropy", "nll_loss", "mse_loss",
            "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "pad", "one_hot", "normalize", "flatten"]
+           "pad", "one_hot", "normalize", "flatten", "feature_alpha_dropout", "bilinear"]
 
 from .attention import scaled_dot_product_attention, multi_head_attention_forward  # noqa: E402,F401
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -222,11 +222,9 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Dropout that keeps SELU's zero mean and unit variance: dropped elements take SELU's negative
-    saturation value, then an affine map a * x + b restores the moments (PyTorch's constants)."""
+def _alpha_dropout(input, p, training, inplace, feature_dims):
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
         return _inplace(input, lambda x: x * 0.0, inplace)
@@ -234,9 +232,61 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     a = ((alpha * alpha * p + 1) * (1 - p)) ** -0.5
 
     def drop(x):
-        keep = _keep_mask(x, p, 0)
+        keep = _keep_mask(x, p, feature_dims)
         return x * keep * a + (keep - 1) * (alpha * a) + alpha * a * p
     return _inplace(input, drop, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance: dropped elements take SELU's negative
+    saturation value, then an affine map a * x + b restores the moments (PyTorch's constants)."""
+    return _alpha_dropout(input, p, training, inplace, 0)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels: one draw per (dim 0, dim 1) entry of an input with at least 2 dims
+    (as PyTorch, dim 0 is the batch even for an unbatched input)."""
+    _check_p(p)
+    if input.ndim < 2:
+        raise ShapeError("Feature dropout requires at least 2 dimensions in the input")
+    return _alpha_dropout(input, p, training, inplace, input.ndim - 2)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]; input1 and input2 have the
+    same leading dims (no broadcasting, as PyTorch)."""
+    _check_tensor(input1, "input1", "bilinear")
+    _check_tensor(input2, "input2", "bilinear")
+    _check_tensor(weight, "weight", "bilinear")
+    if input1.ndim != input2.ndim:
+        raise ShapeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    if input1.ndim == 0:
+        raise ShapeError("bilinear(): expected inputs with at least 1 dimension, got 0-D tensors")
+    for i in range(input1.ndim - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise ShapeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} "
+                             f"and {input2.shape[i]}")
+    if weight.ndim != 3:
+        raise ShapeError(f"bilinear(): weight must be 3-D [out_features, in1_features, in2_features], got shape "
+                         f"{tuple(weight.shape)}")
+    out, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise ShapeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                         f"expected {in1}")
+    if input2.shape[-1] != in2:
+        raise ShapeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                         f"expected {in2}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out):
+        raise ShapeError(f"bilinear(): bias size does not match weight size: got "
+                         f"{bias.shape[0] if bias.ndim else tuple(bias.shape)} but expected {out}")
+    lead = tuple(input1.shape[:-1])
+    x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, in2)
+    # [B, in1] @ [in1, out * in2] -> [B, out, in2], then the dot product with x2 over in2
+    t = (x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
+    y = ops.sum(t * x2.unsqueeze(1), dims=[2])
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, out)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -421,13 +471,54 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---- padding ----
+def _pad_ints(pad):
+    if not isinstance(pad, (tuple, list)) or not all(isinstance(p, numbers.Integral) and not isinstance(p, bool)
+                                                     for p in pad):
+        raise TypeError(f"pad(): pad must be a tuple of ints, got {pad!r}")
+    return [int(p) for p in pad]
+
+
+def _check_circular(input, pads):
+    """torch's checks for mode='circular': 1 or 2 leading dims left unpadded, no padding wider than the
+    dimension (it would wrap around more than once) and no dimension cropped below zero."""
+    k, nd = len(pads) // 2, input.ndim
+    if nd - k not in (1, 2):
+        raise ShapeError(f"Invalid padding size, expected 1 or 2 non-padded dimensions, which would be equivalent "
+                         f"to padding of length {(nd - 1) * 2} or {(nd - 2) * 2} respectively but got {len(pads)}")
+    for i in range(k):
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        n = input.shape[nd - 1 - i]
+        core = n + min(lo, 0) + min(hi, 0)
+        if n + lo + hi < 0 or core < 0:
+            raise ShapeError("Negative padding value is resulting in an empty dimension")
+        if lo > n or hi > n or max(lo, hi) > core:
+            raise ShapeError("Padding value causes wrapping around more than once.")
+
+
 def pad(input, pad, mode="constant", value=None):
-    """pad = (left, right, top, bottom, ...) from the last dim; modes constant, reflect, replicate."""
-    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(f"pad(): padding length must be even and at most 2 * input.ndim ({2 * input.ndim}), "
-                         f"got {pad!r}")
-    if mode not in ("constant", "reflect", "replicate"):
-        raise NotImplementedError(f"pad(): mode {mode!r} is not supported (constant, reflect, replicate)")
-    if mode != "constant" and value not in (None, 0):
-        raise ValueError(f"pad(): padding mode '{mode}' doesn't take in value argument")
-    return ops.pad(input, pads=[int(p) for p in pad], mode=mode, value=0.0 if value is None else float(value))
+    """pad = (left, right, top, bottom, ...) from the last dim; negative values crop.
+
+    constant: any number of dims, filled with value (0 by default). reflect, replicate: as PyTorch, the
+    last 1, 2 or 3 dims of an input with one or two more dims than that (unbatched or batched); reflect
+    padding must be smaller than the dimension. circular: the last k dims of an input with k + 1 or
+    k + 2 dims, each padding at most the dimension's size (wrapping around once). Bad sizes raise
+    oar.ShapeError (a RuntimeError and a ValueError); unsupported ranks oar.NotImplementedError."""
+    pads = _pad_ints(pad)
+    if len(pads) % 2:
+        raise ShapeError("Padding length must be divisible by 2")
+    if len(pads) // 2 > input.ndim:
+        raise ShapeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                         f"padding length {len(pads)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        return ops.pad(input, pads=pads, mode=mode, value=0.0 if value is None else float(value))
+    if mode not in ("reflect", "replicate", "circular"):
+        raise _C.NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value not in (None, 0):
+        raise _C.ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if mode == "circular":
+        _check_circular(input, pads)
+        return _functional_conv.circular_pad(input, pads)
+    k = len(pads) // 2
+    if not (1 <= k <= 3 and input.ndim in (k + 1, k + 2)):
+        raise _C.NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    return ops.pad(input, pads=pads, mode=mode, value=0.0)

@@ -15,6 +15,7 @@ from .module import Module
 from .parameter import Parameter
 from .conv import Conv2d  # noqa: F401  (moved to conv.py; importable from here as before)
 from . import _functional_sampling as _fs
+from .pooling import _MaxPoolNd, _AvgPoolNd, _AdaptiveAvgPoolNd
 
 
 def _new_param(shape, device, dtype):
@@ -50,7 +51,7 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         _check_positive("in_features", in_features, minimum=0)
-        _check_positive("out_features", out_features)
+        _check_positive("out_features", out_features, minimum=0)  # 0 allowed, as PyTorch (an empty output)
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = _new_param((out_features, in_features), device, dtype)
         if bias:
@@ -71,6 +72,38 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b: weight [out_features, in1_features, in2_features], bias [out_features], both
+    initialised U(-1/sqrt(in1_features), 1/sqrt(in1_features)) as PyTorch."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        _check_positive("in1_features", in1_features)
+        _check_positive("in2_features", in2_features)
+        _check_positive("out_features", out_features)
+        self.in1_features, self.in2_features = int(in1_features), int(in2_features)
+        self.out_features = int(out_features)
+        self.weight = _new_param((out_features, in1_features, in2_features), device, dtype)
+        if bias:
+            self.bias = _new_param((out_features,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 class Embedding(Module):
@@ -137,44 +170,55 @@ class Embedding(Module):
         return s
 
 
-class Dropout(Module):
+class _DropoutNd(Module):
+    """Base of the dropout layers (PyTorch's: Dropout1d/2d/3d and AlphaDropout are not Dropout subclasses)."""
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not isinstance(p, numbers.Real) or not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = float(p), inplace
 
-    def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
-
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout1d(Dropout):
+class Dropout(_DropoutNd):
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
     """Zeroes whole channels of [N, C, L] (or [C, L]) inputs."""
 
     def forward(self, input):
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
-class Dropout2d(Dropout):
+class Dropout2d(_DropoutNd):
     """Zeroes whole channels of [N, C, H, W] (or [C, H, W]) inputs."""
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
-class Dropout3d(Dropout):
+class Dropout3d(_DropoutNd):
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
-class AlphaDropout(Dropout):
+class AlphaDropout(_DropoutNd):
     """Dropout for SELU networks: keeps zero mean and unit variance."""
 
     def forward(self, input):
-        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels of [N, C, *] inputs (one draw per (N, C) entry)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
 
 
 class Flatten(Module):
@@ -203,22 +247,13 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
-        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
-
+class MaxPool2d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
                             self.return_indices)
 
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
-
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
@@ -229,17 +264,7 @@ class AvgPool2d(Module):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class AdaptiveAvgPool2d(Module):
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"

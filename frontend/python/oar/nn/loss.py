@@ -1,4 +1,6 @@
 """Loss modules: thin wrappers storing the options of the nn.functional losses."""
+import warnings
+
 from . import functional as F
 from ._loss_functions import _legacy_reduction
 from .module import Module
@@ -41,6 +43,15 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of NLLLoss (which takes [N, C, H, W] inputs), warning as PyTorch's."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/master/nn.html#torch.nn.NLLLoss for more details.")
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class MSELoss(_Loss):
