@@ -392,6 +392,9 @@ INTERP_CASES = [
     ((1, 2, 5, 4), dict(size=(7, 3), mode="nearest-exact")),
     ((1, 1, 3, 4, 5), dict(scale_factor=(2, 0.5, 1.5), mode="nearest")),
     ((2, 3, 5), dict(scale_factor=1.1, mode="nearest")),  # the size is kept, the scale is not 1
+    ((1, 2, 4, 5), dict(scale_factor=2, mode="nearest")),  # integer factors: each entry repeated
+    ((2, 3, 5), dict(size=15, mode="nearest")),
+    ((1, 1, 2, 3, 4), dict(scale_factor=(3, 1, 2.0), mode="nearest")),
     ((2, 3, 5), dict(scale_factor=1.1, mode="linear")),
     ((1, 1, 5, 3), dict(scale_factor=1.1, mode="bicubic")),
     ((2, 3, 5), dict(size=9, mode="linear", align_corners=False)),

@@ -153,7 +153,14 @@ def test_set_default_dtype():
     assert oar.tensor([1]).dtype == oar.int64
     assert oar.tensor(np.ones(2, np.float32)).dtype == oar.float32  # an array keeps its own dtype
     assert oar.finfo().bits == 64
+    nn = oar.nn
+    for module in (nn.Linear(2, 3), nn.Conv2d(1, 2, 3), nn.LayerNorm(4), nn.BatchNorm2d(2), nn.Embedding(5, 2),
+                   nn.LSTM(2, 3), nn.MultiheadAttention(4, 2), nn.PReLU()):
+        assert {p.dtype for p in module.parameters()} == {oar.float64}, type(module).__name__
+    out = nn.Linear(2, 3)(oar.tensor([[1.0, 2.0]]))
+    assert out.dtype == oar.float64
     oar.set_default_dtype(oar.float32)
+    assert nn.Linear(2, 3).weight.dtype == oar.float32
     assert oar.tensor([1.5]).dtype == oar.float32
     with pytest.raises(TypeError):
         oar.set_default_dtype(oar.int64)

@@ -135,6 +135,14 @@ def _resample_dim(x, dim, taps, key):
     return out
 
 
+def _repeat_each(x, dim, k):
+    """x with every entry along dim repeated k times in place (nearest upsampling by an integer factor)."""
+    shape = list(x.shape)
+    wide = shape[:dim + 1] + [k] + shape[dim + 1:]
+    out = shape[:dim] + [shape[dim] * k] + shape[dim + 1:]
+    return x.unsqueeze(dim + 1).expand(*wide).reshape(*out)
+
+
 def _output_and_scales(input, size, scale_factor, recompute_scale_factor, mode):
     dim = input.ndim - 2
     if size is not None and scale_factor is not None:
@@ -211,6 +219,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         L, O = input.shape[2 + i], output_size[i]
         if O == L and not antialias and (kind == "linear" or (kind != "cubic" and scales[i] is None)):
             continue  # PyTorch copies (linear: always; nearest: the index map is then the identity)
+        if kind == "nearest" and O % L == 0 and (scales[i] is None or scales[i] == O // L):
+            x = _repeat_each(x, 2 + i, O // L)  # source index o // k: each entry k times, one copy
+            continue
         args = (L, O, kind, bool(align_corners), scales[i], f64)
         taps = _taps_aa(*args) if antialias else _taps(*args)
         x = _resample_dim(x, 2 + i, taps, ("interp", bool(antialias)) + args)

@@ -2,7 +2,7 @@
 learnable slope)."""
 import warnings
 
-from .. import _C
+from .. import _C, _creation
 from .._creation import full
 from . import functional as F
 from . import init
@@ -250,7 +250,7 @@ class PReLU(Module):
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
-        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or _C.dtype.float32,
+        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or _creation.get_default_dtype(),
                                      device=device))
 
     def reset_parameters(self):

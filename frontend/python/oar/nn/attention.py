@@ -22,7 +22,7 @@ This module imports nothing from functional/layers at import time
 import math
 import numbers
 
-from .. import _C
+from .. import _C, _creation
 from .._C import Tensor, ShapeError
 from .._ops import ops
 from . import init
@@ -343,7 +343,7 @@ def __getattr__(name):
 
 def _new_param(shape, device, dtype):
     from .._creation import empty
-    return Parameter(empty(*shape, dtype=dtype or _C.dtype.float32, device=device))
+    return Parameter(empty(*shape, dtype=dtype or _creation.get_default_dtype(), device=device))
 
 
 class MultiheadAttention(Module):

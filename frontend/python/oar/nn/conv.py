@@ -4,7 +4,7 @@ repr and state_dict keys (weight, bias)."""
 import math
 import numbers
 
-from .. import _C
+from .. import _C, _creation
 from .._creation import empty
 from . import functional as F
 from . import init
@@ -72,7 +72,7 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
-        dt = dtype or _C.dtype.float32
+        dt = dtype or _creation.get_default_dtype()
         self.weight = Parameter(empty(*(shape + kernel_size), dtype=dt, device=device))
         if bias:
             self.bias = Parameter(empty(out_channels, dtype=dt, device=device))

@@ -6,7 +6,7 @@ PyTorch, so `print(model)` and a PyTorch training script read the same.
 import math
 import numbers
 
-from .. import _C
+from .. import _C, _creation
 from .._creation import empty
 from ..autograd import no_grad
 from . import functional as F
@@ -19,7 +19,7 @@ from .pooling import _MaxPoolNd, _AvgPoolNd, _AdaptiveAvgPoolNd
 
 
 def _new_param(shape, device, dtype):
-    return Parameter(empty(*shape, dtype=dtype or _C.dtype.float32, device=device))
+    return Parameter(empty(*shape, dtype=dtype or _creation.get_default_dtype(), device=device))
 
 
 def _tuple2(v, name):

@@ -11,7 +11,7 @@ parameters unless affine=True.
 import numbers
 import warnings
 
-from .. import _C
+from .. import _C, _creation
 from .._creation import zeros, ones, tensor
 from ..autograd import no_grad
 from . import functional as F
@@ -31,7 +31,7 @@ class _NormBase(Module):
             raise ValueError(f"num_features must be a positive int, got {num_features!r}")
         self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        dt = dtype or _C.dtype.float32
+        dt = dtype or _creation.get_default_dtype()
         if affine:
             self.weight = Parameter(ones(num_features, dtype=dt, device=device))
             self.bias = Parameter(zeros(num_features, dtype=dt, device=device))
@@ -187,7 +187,7 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        dt = dtype or _C.dtype.float32
+        dt = dtype or _creation.get_default_dtype()
         if affine:
             self.weight = Parameter(ones(num_channels, dtype=dt, device=device))
             self.bias = Parameter(zeros(num_channels, dtype=dt, device=device))
@@ -218,7 +218,7 @@ class LayerNorm(Module):
         if not self.normalized_shape or any(s <= 0 for s in self.normalized_shape):
             raise ValueError(f"normalized_shape must be non-empty and positive, got {normalized_shape!r}")
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        dt = dtype or _C.dtype.float32
+        dt = dtype or _creation.get_default_dtype()
         if elementwise_affine:
             self.weight = Parameter(ones(*self.normalized_shape, dtype=dt, device=device))
             if bias:
@@ -253,7 +253,7 @@ class RMSNorm(Module):
         self.normalized_shape = tuple(int(s) for s in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype or _C.dtype.float32, device=device))
+            self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype or _creation.get_default_dtype(), device=device))
         else:
             self.register_parameter("weight", None)
 

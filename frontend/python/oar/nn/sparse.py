@@ -1,6 +1,6 @@
 """EmbeddingBag with PyTorch's constructor signature, initialisation (N(0, 1), the padding_idx row zeroed),
 repr and state_dict key (weight). Embedding itself lives in layers.py."""
-from .. import _C
+from .. import _C, _creation
 from .._creation import empty
 from ..autograd import no_grad
 from . import init
@@ -39,7 +39,7 @@ class EmbeddingBag(Module):
         if sparse:
             raise NotImplementedError("EmbeddingBag: sparse gradients are not supported (use sparse=False)")
         if _weight is None:
-            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype or _C.dtype.float32,
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype or _creation.get_default_dtype(),
                                           device=device))
             self.reset_parameters()
         else:

@@ -4,7 +4,7 @@ state_dict loads unchanged. Post-norm by default, pre-norm with norm_first=True.
 import copy
 import numbers
 
-from .. import _C
+from .. import _C, _creation
 from .._ops import ops
 from . import functional as F
 from . import init
@@ -21,7 +21,7 @@ __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "Transform
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """[sz, sz] float mask: 0 on and below the diagonal, -inf above (position i attends to 0..i)."""
     dev = _C.default_device() if device is None else _C.to_device(device)
-    dtype = dtype or _C.dtype.float32
+    dtype = dtype or _creation.get_default_dtype()
     i = _C.call("arange", [], {"start": 0.0, "end": float(sz), "dtype": _C.dtype.int64}, dev)
     allowed = i.unsqueeze(1) >= i.unsqueeze(0)
     return ops.where(allowed, _C.tensor(0.0, dtype, dev), _C.tensor(float("-inf"), dtype, dev))

@@ -53,14 +53,35 @@ inline StridedLayout make_layout(int ndim, const int64_t* shape, int noperands,
   return L;
 }
 
-// Element offsets of linear index `idx` (over all but the last dim) per operand.
-inline void outer_offsets(const StridedLayout& L, int64_t idx, int64_t* offsets) {
-  for (int k = 0; k < L.noperands; ++k) offsets[k] = 0;
-  for (int d = L.ndim - 2; d >= 0; --d) {
-    int64_t i = idx % L.shape[d];
-    idx /= L.shape[d];
-    for (int k = 0; k < L.noperands; ++k) offsets[k] += i * L.strides[k][d];
+// Walks the rows (every dim but the last) of a layout from row `first`,
+// keeping each operand's element offset: the multi-index is divided out once,
+// then each step adds a stride (one carry at most per dim), so a layout with
+// a short last dim costs no divisions per row.
+class RowCursor {
+ public:
+  RowCursor(const StridedLayout& L, int64_t first) : L_(L) {
+    for (int k = 0; k < L.noperands; ++k) offsets[k] = 0;
+    for (int d = L.ndim - 2; d >= 0; --d) {
+      index_[d] = first % L.shape[d];
+      first /= L.shape[d];
+      for (int k = 0; k < L.noperands; ++k) offsets[k] += index_[d] * L.strides[k][d];
+    }
   }
-}
+  void next() {
+    for (int d = L_.ndim - 2; d >= 0; --d) {
+      if (++index_[d] < L_.shape[d]) {
+        for (int k = 0; k < L_.noperands; ++k) offsets[k] += L_.strides[k][d];
+        return;
+      }
+      index_[d] = 0;
+      for (int k = 0; k < L_.noperands; ++k) offsets[k] -= (L_.shape[d] - 1) * L_.strides[k][d];
+    }
+  }
+  int64_t offsets[kMaxOperands];
+
+ private:
+  const StridedLayout& L_;
+  int64_t index_[kMaxDims];
+};
 
 }  // namespace oar::kp

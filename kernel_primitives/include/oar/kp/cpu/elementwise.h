@@ -48,13 +48,12 @@ void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F&
   const int64_t inner = L.shape[last];
   const int64_t outer = L.numel / inner;
   parallel_for(outer, std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
-    int64_t base[kMaxOperands];
     const int64_t os = L.strides[0][last];
     const int64_t is[] = {L.strides[K + 1][last]..., 0};
-    for (int64_t r = b; r < e; ++r) {
-      outer_offsets(L, r, base);
-      Out* op = o + base[0];
-      const std::tuple<const In*...> ip{(in.data + base[K + 1])...};
+    RowCursor row(L, b);
+    for (int64_t r = b; r < e; ++r, row.next()) {
+      Out* op = o + row.offsets[0];
+      const std::tuple<const In*...> ip{(in.data + row.offsets[K + 1])...};
       for (int64_t i = 0; i < inner; ++i)
         op[i * os] = static_cast<Out>(f(static_cast<compute_t<In>>(std::get<K>(ip)[i * is[K]])...));
     }
