@@ -775,3 +775,34 @@ def test_torch_ctc_matches():
             # PyTorch's gradient with respect to log_probs is not the exact derivative, but through
             # log_softmax (the gradient with respect to the logits) both agree.
             close(xo.grad, from_torch(xt.grad), 1e-8)
+
+
+@pytest.mark.parametrize("dev", oar._C.info()["devices"])
+def test_softplus_family_gradients_at_zero_and_far_out(dev):
+    """softplus, logsigmoid, BCE-with-logits, soft_margin: gradient sigmoid(+-x), 0.5 at exactly 0 (a
+    zero-initialised logit must still learn), finite and exact at |x| = 300."""
+    xs = [0.0, 1.0, -1.0, -300.0, 300.0]
+    sig = [1 / (1 + math.exp(-v)) for v in xs]
+    softplus = [max(v, 0) + math.log1p(math.exp(-abs(v))) for v in xs]
+
+    def grad(fn):
+        x = oar.tensor(xs, dtype=oar.float64, device=dev, requires_grad=True)
+        y = fn(x)
+        y.sum().backward()
+        return y, N(x.grad)
+
+    y, g = grad(F.softplus)
+    np.testing.assert_allclose(N(y), softplus, rtol=1e-12)
+    np.testing.assert_allclose(g, sig, rtol=1e-12)
+    y, g = grad(F.logsigmoid)
+    np.testing.assert_allclose(N(y), [-(max(-v, 0) + math.log1p(math.exp(-abs(v)))) for v in xs], rtol=1e-12)
+    np.testing.assert_allclose(g, [1 / (1 + math.exp(v)) for v in xs], rtol=1e-12)
+    target = oar.tensor([1.0, 0.0, 1.0, 1.0, 0.0], dtype=oar.float64, device=dev)
+    _, g = grad(lambda x: F.binary_cross_entropy_with_logits(x, target, reduction="none"))
+    np.testing.assert_allclose(g, np.array(sig) - N(target), rtol=1e-12)
+    _, g = grad(lambda x: F.soft_margin_loss(x, target * 2 - 1, reduction="sum"))
+    np.testing.assert_allclose(g, -(N(target) * 2 - 1) / (1 + np.exp((N(target) * 2 - 1) * np.array(xs))),
+                               rtol=1e-12)
+    _, g = grad(lambda x: F.softplus(x, beta=2.0, threshold=10.0))
+    np.testing.assert_allclose(g, [0.5, 1 / (1 + math.exp(-2)), 1 / (1 + math.exp(2)), 0.0, 1.0], rtol=1e-12,
+                               atol=1e-200)

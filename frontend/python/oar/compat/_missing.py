@@ -18,15 +18,15 @@ OAR = "oar"
 # Submodules of PyTorch oar may lack, so `torch.fx` (attribute, no import) can
 # say "module" rather than "API". Not exhaustive: anything else is an "API".
 _TORCH_MODULES = frozenset("""
-torch.fx torch.distributed torch.linalg torch.fft torch.special torch.distributions torch.amp torch.hub
-torch.quantization torch.ao torch.sparse torch.testing torch.profiler torch.multiprocessing torch.func
+torch.fx torch.distributed torch.linalg torch.fft torch.special torch.distributions torch.hub
+torch.quantization torch.ao torch.sparse torch.profiler torch.multiprocessing torch.func
 torch.export torch.compiler torch.masked torch.nested torch.package torch.overrides torch.library
 torch.futures torch.monitor torch.signal torch.mps torch.xpu torch.cpu torch.random torch.storage
-torch.nn.parallel torch.nn.quantized torch.nn.intrinsic torch.nn.qat torch.nn.attention
-torch.nn.utils.rnn torch.nn.utils.parametrize torch.nn.utils.prune torch.nn.utils.parametrizations
-torch.nn.modules torch.utils.checkpoint torch.utils.tensorboard torch.utils.cpp_extension
-torch.utils.benchmark torch.utils.hooks torch.utils.dlpack torch.utils.model_zoo torch.cuda.amp
-torch.optim.swa_utils torch.autograd.functional torch.autograd.profiler torch.autograd.forward_ad
+torch.nn.quantized torch.nn.intrinsic torch.nn.qat torch.nn.attention torch.nn.utils.rnn
+torch.nn.utils.parametrize torch.nn.utils.prune torch.nn.utils.parametrizations
+torch.utils.checkpoint torch.utils.tensorboard torch.utils.cpp_extension torch.utils.benchmark
+torch.utils.hooks torch.utils.dlpack torch.utils.model_zoo torch.autograd.functional
+torch.autograd.profiler torch.autograd.forward_ad
 """.split())
 
 

@@ -59,10 +59,10 @@ def tanhshrink(input):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), stable for large |x|."""
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|, gradient sigmoid(-x) (0.5 at 0)."""
     _check(input, "input", "logsigmoid")
-    # TODO(log1p): ops.log1p(ops.exp(-|x|)) once the catalog has log1p (more accurate for large |x|).
-    return ops.clamp(input, max=0.0) - ops.log(ops.exp(-ops.abs(input)) + 1)
+    from ._loss_functions import _softplus
+    return -_softplus(-input)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

@@ -12,7 +12,7 @@ from .. import _C
 from .._C import Tensor, ShapeError
 from .._ops import ops
 from .. import _functions as _fn
-from ._loss_functions import _check_tensor, _legacy_reduction, _reduce
+from ._loss_functions import _check_tensor, _legacy_reduction, _reduce, _softplus
 
 __all__ = ["kl_div", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss", "poisson_nll_loss",
@@ -27,12 +27,6 @@ def _check_reduction(reduction, fn, extra=()):
 
 def _arange(n, device, dtype=_C.dtype.int64):
     return _C.call("arange", [], {"start": 0.0, "end": float(n), "dtype": dtype}, device)
-
-
-def _softplus(z):
-    """log(1 + exp(z)), stable for large |z|."""
-    # TODO(log1p): ops.log1p(ops.exp(-|z|)) once the catalog has log1p.
-    return ops.relu(z) + ops.log(ops.exp(-ops.abs(z)) + 1)
 
 
 def _logsigmoid(z):

@@ -160,10 +160,19 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "binary_cross_entropy")
 
 
+def _softplus(z):
+    """log(1 + exp(z)), stable for large |z|: z + log1p(exp(-z)) above 0, log1p(exp(z)) at or below. Each
+    branch reads z clamped to its side, so the branch where() drops stays finite and its zero gradient
+    cannot turn into NaN; the gradient is sigmoid(z) everywhere (0.5 at 0)."""
+    pos = ops.clamp(z, min=0.0)
+    neg = ops.clamp(z, max=0.0)
+    return _fn.where(z > 0, pos + ops.log1p(ops.exp(-pos)), ops.log1p(ops.exp(neg)))
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     _pointwise_loss(input, target, "binary_cross_entropy_with_logits")
-    log1p_exp = ops.log(ops.exp(-ops.abs(input)) + 1) + ops.relu(-input)  # log(1 + e^-x), stable
+    log1p_exp = _softplus(-input)  # log(1 + e^-x), stable
     if pos_weight is None:
         loss = (1 - target) * input + log1p_exp
     else:

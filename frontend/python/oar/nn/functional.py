@@ -153,9 +153,9 @@ relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_ = (
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    from ._loss_functions import _softplus
     bx = input * beta
-    soft = (ops.relu(bx) + ops.log(ops.exp(-ops.abs(bx)) + 1)) / beta
-    return _fn.where(bx > threshold, input, soft)
+    return _fn.where(bx > threshold, input, _softplus(bx) / beta)
 
 
 def _softmax_dim(ndim):
