@@ -404,3 +404,12 @@ def test_script_compile_assert_asarray_frombuffer():
     raw = np.array([1, -2, 3], dtype="<i4").tobytes()
     assert oar.frombuffer(raw, dtype=oar.int32).tolist() == [1, -2, 3]
     assert oar.frombuffer(raw, dtype=oar.int32, count=1, offset=4).tolist() == [-2]
+
+
+def test_load_state_dict_result_prints_as_torchs():
+    m = oar.nn.Linear(2, 2)
+    result = m.load_state_dict(m.state_dict())
+    assert repr(result) == "<All keys matched successfully>" and str(result) == repr(result)
+    assert result.missing_keys == [] and result.unexpected_keys == [] and tuple(result) == ([], [])
+    partial = m.load_state_dict({"weight": m.weight.detach()}, strict=False)
+    assert repr(partial) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])"

@@ -7,7 +7,16 @@ from .._C import Tensor
 from ..autograd import no_grad
 from .parameter import is_lazy
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """load_state_dict's result; prints as torch's does when every key matched."""
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class RemovableHandle:
