@@ -42,6 +42,8 @@ from . import _torch_aliases  # noqa: E402  (after the catalog: aliases of its o
 _torch_aliases._install()
 from ._torch_aliases import *  # noqa: F401,F403,E402  arccos, multiply, pi, clone, conv1d, ...
 from ._tensor_stats import *  # noqa: F401,F403,E402  quantile, cov, isin, dist, logspace, gcd, ...
+from . import sparse  # noqa: E402  COO sparse tensors
+sparse._install(__import__(__name__))
 
 
 
