@@ -413,3 +413,37 @@ def test_load_state_dict_result_prints_as_torchs():
     assert result.missing_keys == [] and result.unexpected_keys == [] and tuple(result) == ([], [])
     partial = m.load_state_dict({"weight": m.weight.detach()}, strict=False)
     assert repr(partial) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])"
+
+
+def test_review_edge_cases(device):
+    x = oar.tensor([1.0, 2.0], device=device)
+    assert x.to(x.device, dtype=oar.float64).dtype == oar.float64
+    assert x.to(str(x.device), dtype=oar.float64).dtype == oar.float64
+    big = oar.zeros(20000, dtype=oar.int64, device=device).random_()
+    odd = N(big) % 2
+    assert 0.45 < odd.mean() < 0.55 and N(big).min() >= 0  # all 63 bits random, not float64-rounded
+    wide = N(oar.randint(-2 ** 62, 2 ** 62, (20000,), device=device))
+    assert 0.45 < (wide % 2).mean() < 0.55 and 0.45 < (wide < 0).mean() < 0.55
+    assert tuple(x.new(oar.Size([2, 3])).shape) == (2, 3) and tuple(oar.FloatTensor(oar.Size([2, 3])).shape) == (2, 3)
+    assert tuple(oar.FloatTensor().shape) == (0,)
+    m = oar.tensor([[1.0, 2, 3], [4, 5, 7]], device=device)
+    assert tuple(oar.quantile(m, oar.tensor(0.5, device=device), dim=1).shape) == (2,)
+    assert tuple(oar.nanquantile(m, oar.tensor(0.5, device=device), dim=1, keepdim=True).shape) == (2, 1)
+    assert tuple(oar.tensor(3.0, device=device).quantile(0.5, dim=0, keepdim=True).shape) == ()
+    assert tuple(oar.tensor(3.0, device=device).unfold(0, 1, 1).shape) == (1,)
+    with pytest.raises(TypeError):
+        m.contiguous(memory_format="channels_last")
+    with pytest.raises(TypeError):
+        m.to(memory_format=5)
+    with pytest.raises(oar.ShapeError):
+        oar.renorm(oar.ones(3, device=device), 2, 0, 1.0)
+    with pytest.raises(oar.DTypeError):
+        oar.cov(m, fweights=oar.tensor([1.0, 2.0, 1.0], device=device))
+    with pytest.raises(AssertionError, match="types do not match"):
+        oar.testing.assert_close(1, 1.0)
+    oar.testing.assert_allclose(oar.tensor([1.0], device=device), oar.tensor([1.00005], device=device))
+    F = oar.nn.functional
+    got = F.interpolate(oar.arange(7.0, device=device).reshape(1, 1, 7), scale_factor=41.0, mode="nearest")
+    assert N(got)[0, 0, [41, 82, 164]].tolist() == [0.0, 1.0, 3.0]  # PyTorch's float32 index map
+    with pytest.raises(oar.ShapeError):
+        F.interpolate(oar.zeros(1, 1, 0, device=device), size=3)

@@ -239,12 +239,33 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise TypeError("randint() missing required argument 'size'")
     if int(high) <= int(low):
         raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
-    u = _random("uniform", _shape(tuple(size)), {"low": float(low), "high": float(high),
-                                                 "dtype": _C.dtype.float64}, generator, device)
-    # floor, not the cast's truncation toward zero (which would skew negative ranges), and
-    # high - 1 at most, in case float64 rounding reached high.
-    k = _C.call("clamp", [_C.call("floor", [u], {}, None)], {"max": float(int(high) - 1)}, None)
+    k = _random_integers(int(low), int(high), _shape(tuple(size)), generator, device)
     return _finish(k.to(dtype=dtype or _C.dtype.int64), requires_grad)
+
+
+def _random_integers(low, high, shape, generator, device):
+    """int64 integers uniform in [low, high). Up to 2^53 values: the floor of a float64 draw (exact);
+    wider ranges: 63 random bits from two exact float64 draws, reduced modulo the range (as torch
+    does for ranges past 2^32)."""
+    span = high - low
+    if span > 2 ** 63:
+        raise ValueError(f"random integers: the range [{low}, {high}) is wider than 2^63")
+    if span <= 2 ** 53:
+        u = _random("uniform", shape, {"low": float(low), "high": float(high), "dtype": _C.dtype.float64},
+                    generator, device)
+        # floor, not the cast's truncation toward zero (which would skew negative ranges), and
+        # high - 1 at most, in case float64 rounding reached high.
+        k = _C.call("clamp", [_C.call("floor", [u], {}, None)], {"max": float(high - 1)}, None)
+        return k.to(dtype=_C.dtype.int64)
+    bits = []
+    for width in (31, 32):
+        u = _random("uniform", shape, {"low": 0.0, "high": float(2 ** width), "dtype": _C.dtype.float64},
+                    generator, device)
+        bits.append(_C.call("floor", [u], {}, None).to(dtype=_C.dtype.int64))
+    v = bits[0] * (2 ** 32) + bits[1]  # uniform in [0, 2^63)
+    if span < 2 ** 63:
+        v = v % span
+    return v + low
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

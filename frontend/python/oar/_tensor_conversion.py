@@ -37,7 +37,7 @@ def _check_format(fmt, t, name):
     if fmt is None or fmt is preserve_format or fmt is contiguous_format:
         return
     if not isinstance(fmt, memory_format):
-        raise TypeError(f"{name}(): memory_format must be a torch.memory_format, got {type(fmt).__name__}")
+        raise TypeError(f"{name}(): memory_format must be a torch.memory_format, got {builtins.type(fmt).__name__}")
     if t.ndim != len(fmt._order):
         raise RuntimeError(f"required rank {len(fmt._order)} tensor to use {fmt!r} format, got rank {t.ndim}")
 
@@ -112,7 +112,7 @@ def to(self, *args, **kwargs):
             dtype = a
         elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
-        elif isinstance(a, (str, _C.device, int)) and not isinstance(a, bool) and device is None and dtype is None:
+        elif isinstance(a, (str, _C.device, int)) and not isinstance(a, bool) and device is None:
             device = a if not isinstance(a, int) else _index_device(a)
         elif isinstance(a, bool):
             flags.append(a)  # non_blocking, then copy
@@ -122,8 +122,7 @@ def to(self, *args, **kwargs):
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
     if len(flags) > 1:
         copy = copy or flags[1]
-    if isinstance(fmt, memory_format) and fmt is not preserve_format:
-        _check_format(fmt, self, "to")
+    _check_format(fmt, self, "to")
     same_device = device is None or _C.to_device(device) == self.device
     same_dtype = dtype is None or _C.to_dtype(dtype) == self.dtype
     r = self if same_device and same_dtype else _c_to(self, device, dtype)  # torch returns self unchanged
@@ -224,6 +223,11 @@ class _LegacyType(builtins.type):
 def _legacy_class(name, dtype):
     def __new__(cls, *args, device=None):
         from ._creation import tensor, zeros
+        from ._shape_common import Size
+        if not args:
+            return zeros(0, dtype=dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], Size):  # FloatTensor(x.size()): sizes, not data
+            args = tuple(args[0])
         if len(args) == 1 and not isinstance(args[0], numbers.Integral):
             data = args[0]
             return data.to(dtype) if isinstance(data, Tensor) else tensor(data, dtype=dtype, device=device)

@@ -129,10 +129,8 @@ def random_(self, *args, generator=None, **kw):
     _no_more(kw, "random_")
     if not low < high:
         raise ValueError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    u = _random("uniform", list(self.shape), {"low": float(low), "high": float(high), "dtype": _C.dtype.float64},
-                generator, self.device)
-    k = ops.clamp(ops.floor(u), max=float(high - 1))
-    return _fill(self, k)
+    from ._creation import _random_integers
+    return _fill(self, _random_integers(low, high, list(self.shape), generator, self.device))
 
 
 def _no_more(kw, name):

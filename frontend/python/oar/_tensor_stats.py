@@ -25,7 +25,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     if interpolation not in _INTERPOLATIONS:
         raise ValueError(f"{name}() interpolation must be one of {', '.join(_INTERPOLATIONS)}. "
                          f"Got '{interpolation}'")
-    scalar_q = not isinstance(q, Tensor)
+    scalar_q = not isinstance(q, Tensor) or q.ndim == 0
     qs = [float(q)] if scalar_q else [float(v) for v in q.reshape(-1).tolist()]
     if not scalar_q and q.ndim > 1:
         raise _C.ShapeError(f"{name}() q must be a scalar or 1D tensor, got {q.ndim}-D")
@@ -74,6 +74,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
             out = out.unsqueeze(d + 1)
     elif dim is None:
         out = out.reshape(len(qs))
+    if input.ndim == 0:  # a 0-d input keeps no reduced dims
+        out = out.reshape([len(qs)])
     if scalar_q:
         out = out.squeeze(0)
     return out
@@ -103,6 +105,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if weights.ndim > 1 or weights.numel() != n:
             raise _C.ShapeError(f"cov(): expected {name} to have one dimension with {n} elements, got "
                                 f"{list(weights.shape)}")
+        if name == "fweights" and (weights.is_floating_point() or weights.dtype == D.bool):
+            raise _C.DTypeError(f"cov(): expected fweights to have integral dtype, got {weights.dtype}")
+        if name == "aweights" and not weights.is_floating_point():
+            raise _C.DTypeError(f"cov(): expected aweights to have floating point dtype, got {weights.dtype}")
         if (weights < 0).any().item():
             raise ValueError(f"cov(): {name} cannot be negative")
         weights = weights.to(x.dtype)
@@ -201,6 +207,8 @@ def renorm(input, p, dim, maxnorm):
     """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
     if not input.is_floating_point():
         raise _C.DTypeError(f"renorm: expected a floating point tensor, got {input.dtype}")
+    if input.ndim < 2:
+        raise _C.ShapeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
     if float(maxnorm) < 0:
         raise ValueError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = _wrap_dim(dim, input.ndim)
@@ -300,6 +308,8 @@ def _unfold(self, dimension, size, step):
         raise _C.ShapeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise ValueError(f"step is {step} but must be > 0")
+    if self.ndim == 0:  # torch: a 0-d tensor unfolds to [size]
+        return x[:size].clone()
     windows = (n - size) // step + 1
     idx = (oar.arange(windows, device=x.device).unsqueeze(1) * step + oar.arange(size, device=x.device)).reshape(-1)
     picked = x.index_select(d, idx)

@@ -235,6 +235,9 @@ def _sum_to_size(self, *size):
 def _new(self, *args, **kwargs):
     """The legacy t.new(...): new(sizes...) a tensor of those sizes, new(data) one holding data, t's dtype
     and device."""
+    from ._shape_common import Size
+    if len(args) == 1 and isinstance(args[0], Size):  # t.new(t.size()): sizes, not data
+        args = tuple(args[0])
     if len(args) == 1 and not isinstance(args[0], numbers.Integral):
         return self.new_tensor(args[0], **kwargs)
     return self.new_empty(args, **kwargs) if args else self.new_empty((0,), **kwargs)

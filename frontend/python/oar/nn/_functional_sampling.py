@@ -135,6 +135,19 @@ def _resample_dim(x, dim, taps, key):
     return out
 
 
+_REPEAT_MAPS = {}
+
+
+def _nearest_is_repeat(L, O, scale, float64):
+    """Whether PyTorch's nearest index map (in its own float arithmetic, which _taps reproduces) from L to
+    O entries is o // (O / L): true for most integer factors, not all (float32 1/41 rounds down)."""
+    key = (L, O, scale, float64)
+    if key not in _REPEAT_MAPS:
+        idx = _taps(L, O, "nearest", False, scale, float64)[0][0]
+        _REPEAT_MAPS[key] = bool(np.array_equal(idx, np.arange(O) // (O // L)))
+    return _REPEAT_MAPS[key]
+
+
 def _repeat_each(x, dim, k):
     """x with every entry along dim repeated k times in place (nearest upsampling by an integer factor)."""
     shape = list(x.shape)
@@ -180,7 +193,7 @@ def _output_and_scales(input, size, scale_factor, recompute_scale_factor, mode):
         output_size = [int(math.floor(float(input.shape[2 + i]) * scales[i])) for i in range(dim)]
         if recompute_scale_factor or mode == "area":
             scales = [None] * dim
-    if any(o <= 0 for o in output_size):
+    if any(s <= 0 for s in input.shape[2:]) or any(o <= 0 for o in output_size):
         raise ShapeError(f"Input and output sizes should be greater than 0, but got input "
                          f"{tuple(input.shape[2:])} output {tuple(output_size)}")
     return output_size, scales
@@ -219,7 +232,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         L, O = input.shape[2 + i], output_size[i]
         if O == L and not antialias and (kind == "linear" or (kind != "cubic" and scales[i] is None)):
             continue  # PyTorch copies (linear: always; nearest: the index map is then the identity)
-        if kind == "nearest" and O % L == 0 and (scales[i] is None or scales[i] == O // L):
+        if kind == "nearest" and O % L == 0 and _nearest_is_repeat(L, O, scales[i], f64):
             x = _repeat_each(x, 2 + i, O // L)  # source index o // k: each entry k times, one copy
             continue
         args = (L, O, kind, bool(align_corners), scales[i], f64)
