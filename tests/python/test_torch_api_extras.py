@@ -447,3 +447,37 @@ def test_review_edge_cases(device):
     assert N(got)[0, 0, [41, 82, 164]].tolist() == [0.0, 1.0, 3.0]  # PyTorch's float32 index map
     with pytest.raises(oar.ShapeError):
         F.interpolate(oar.zeros(1, 1, 0, device=device), size=3)
+
+
+def test_linear_with_zero_features_trains(device):
+    """nn.Linear(3, 0) and nn.Linear(0, 3) (AdaptiveLogSoftmax's empty clusters): forward and backward."""
+    x = oar.ones(2, 3, device=device, requires_grad=True)
+    empty_out = oar.nn.Linear(3, 0).to(device)
+    y = empty_out(x)
+    assert tuple(y.shape) == (2, 0)
+    (y.sum() + x.sum()).backward()
+    assert np.array_equal(N(x.grad), np.ones((2, 3))) and tuple(empty_out.weight.grad.shape) == (0, 3)
+    empty_in = oar.nn.Linear(0, 3).to(device)
+    z = oar.zeros(4, 0, device=device, requires_grad=True)
+    out = empty_in(z)
+    np.testing.assert_allclose(N(out), np.broadcast_to(N(empty_in.bias), (4, 3)))
+    out.sum().backward()
+    assert np.array_equal(N(empty_in.bias.grad), [4.0, 4.0, 4.0]) and tuple(z.grad.shape) == (4, 0)
+
+
+def test_checkpoint_gives_the_plain_gradients(device):
+    from oar.utils.checkpoint import checkpoint, checkpoint_sequential
+    oar.manual_seed(4)
+    m = oar.nn.Sequential(oar.nn.Linear(2, 3), oar.nn.Tanh(), oar.nn.Linear(3, 1)).to(device)
+    x = oar.tensor(RNG.standard_normal((4, 2)), dtype=oar.float32, device=device)
+    grads = []
+    for run in (lambda: m(x), lambda: checkpoint(m, x, use_reentrant=False),
+                lambda: checkpoint_sequential(m, 2, x, use_reentrant=False)):
+        m.zero_grad()
+        run().sum().backward()
+        grads.append([N(p.grad).copy() for p in m.parameters()])
+    for other in grads[1:]:
+        for a, b in zip(grads[0], other):
+            assert np.array_equal(a, b)
+    with pytest.warns(UserWarning, match="use_reentrant"):
+        checkpoint(m, x)
