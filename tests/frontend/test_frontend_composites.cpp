@@ -423,7 +423,16 @@ TEST(CompositeWrites, MaskedScatterPutVanderRepeatCountsMatchLoops) {
 
     EXPECT_THROW(oar::masked_scatter(x, mask, src.narrow(0, 0, 5)), ShapeError);  // 6 selected
     EXPECT_THROW(oar::masked_scatter(x, x, src), DTypeError);
-    EXPECT_THROW(oar::masked_scatter(x.narrow(0, 0, 1), mask, src), ShapeError);
+    EXPECT_THROW(oar::masked_scatter(x.narrow(1, 0, 3), mask, src), ShapeError);  // [3,3] vs [3,4]
+    EXPECT_THROW(oar::masked_scatter(x, mask, src.to(DType::f32)), DTypeError);
+    // x broadcast with the mask, as torch's out-of-place form: a [4] row over a [3,4] mask
+    const Tensor row = x.select(0, 0);
+    const Tensor spread = oar::masked_scatter(row, mask, src);
+    EXPECT_EQ(spread.shape(), (Shape{3, 4}));
+    std::vector<double> spread_want(12);
+    for (size_t i = 0, next = 0; i < 12; ++i) spread_want[i] = mv[i] != 0 ? sv[next++] : xv[i % 4];
+    expect_close(host_values(spread), spread_want, 0, 0, "masked_scatter broadcast x");
+    EXPECT_THROW(oar::put(x, make_tensor({-13}, {1}, DType::i64, dev), vals.narrow(0, 0, 1)), IndexError);
     EXPECT_THROW(oar::put(x, index, vals.narrow(0, 0, 3)), ShapeError);
     EXPECT_THROW(oar::put(x, make_tensor({12}, {1}, DType::i64, dev), vals.narrow(0, 0, 1)), IndexError);
     EXPECT_THROW(oar::vander(x), ShapeError);

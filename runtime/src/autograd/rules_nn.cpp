@@ -259,9 +259,13 @@ void register_nn_grad_rules() {
     const Tensor &xm = c.inputs.meta(0), &wm = c.inputs.meta(1);
     int64_t out = wm.shape()[0], in = wm.shape()[1];
     std::vector<int64_t> lead;
-    for (int64_t i = 0; i + 1 < g.dim(); ++i) lead.push_back(i);
-    return {c.needs(0) ? op("matmul", {g.reshape({-1, out}), c.inputs[1]}).reshape(xm.shape()) : Tensor(),
-            c.needs(1) ? op("matmul", {g.reshape({-1, out}).t(), c.inputs[0].reshape({-1, in})}) : Tensor(),
+    int64_t rows = 1;  // counted, not -1: with 0 features a -1 would be ambiguous
+    for (int64_t i = 0; i + 1 < g.dim(); ++i) {
+      lead.push_back(i);
+      rows *= g.size(i);
+    }
+    return {c.needs(0) ? op("matmul", {g.reshape({rows, out}), c.inputs[1]}).reshape(xm.shape()) : Tensor(),
+            c.needs(1) ? op("matmul", {g.reshape({rows, out}).t(), c.inputs[0].reshape({rows, in})}) : Tensor(),
             c.needs(2) ? (lead.empty() ? g : sum_over(g, lead, false)) : Tensor()};
   });
 

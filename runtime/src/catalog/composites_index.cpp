@@ -67,8 +67,15 @@ std::vector<TensorMeta> put_infer(const InferContext& c) {
   return {{c.shape(0), c.dtype(0)}};
 }
 
-// x flattened with source written (or added, repeats summing) at index.
+// x flattened with source written (or added, repeats summing) at index;
+// the index range is checked first, so an error names put's own index.
 std::vector<Tensor> put_decompose(const std::vector<Tensor>& in, const Attrs& a) {
+  const int64_t n = in[0].numel();
+  if (in[1].numel() > 0) {
+    const int64_t lo = int64_t(call1("min", {in[1]}).item()), hi = int64_t(call1("max", {in[1]}).item());
+    if (lo < -n || hi >= n)
+      throw IndexError(str("put: index ", lo < -n ? lo : hi, " is out of bounds for a tensor of ", n, " elements"));
+  }
   const Tensor flat = in[0].reshape({in[0].numel()});
   const Tensor idx = wrapped(in[1].reshape({in[1].numel()}), in[0].numel());
   const Tensor src = in[2].reshape({in[2].numel()});

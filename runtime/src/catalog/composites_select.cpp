@@ -241,21 +241,22 @@ std::vector<Tensor> masked_select_decompose(const std::vector<Tensor>& in, const
 std::vector<TensorMeta> masked_scatter_infer(const InferContext& c) {
   if (c.dtype(1) != DType::boolean)
     throw DTypeError(str("masked_scatter: mask must be bool, got ", dtype_name(c.dtype(1))));
-  if (broadcast_shapes(c.shape(0), c.shape(1)) != c.shape(0))
-    throw ShapeError(str("masked_scatter: mask ", shape_str(c.shape(1)), " does not broadcast to x ",
-                         shape_str(c.shape(0))));
-  const int64_t wanted = count_true(c.input(1).expand(c.shape(0)));
+  if (c.dtype(2) != c.dtype(0))
+    throw DTypeError(str("masked_scatter: source is ", dtype_name(c.dtype(2)), " but x is ", dtype_name(c.dtype(0)),
+                         " (they must match)"));
+  const Shape shape = broadcast_shapes(c.shape(0), c.shape(1));  // x and mask broadcast together, as torch
+  const int64_t wanted = count_true(c.input(1).expand(shape));
   if (wanted > numel_of(c.shape(2)))
     throw ShapeError(str("masked_scatter: mask selects ", wanted, " entries but source ", shape_str(c.shape(2)),
                          " has only ", numel_of(c.shape(2))));
-  return {{c.shape(0), c.dtype(0)}};
+  return {{shape, c.dtype(0)}};
 }
 
 std::vector<Tensor> masked_scatter_decompose(const std::vector<Tensor>& in, const Attrs&) {
-  const Tensor& x = in[0];
+  const Tensor x = in[0].expand(broadcast_shapes(in[0].shape(), in[1].shape()));
   const int64_t numel = x.numel();
   Tensor mask = in[1].expand(x.shape()).reshape({numel});
-  Tensor source = in[2].reshape({in[2].numel()}).to(x.dtype());
+  Tensor source = in[2].reshape({in[2].numel()});
   if (numel == 0 || source.numel() == 0) return {x.clone()};  // nothing selected (infer checked the count)
   Tensor running = call1("cumsum", {mask.to(DType::i64)}, {{"dim", int64_t(0)}});
   Tensor slot = call1("where", {mask, op2("sub", running, scalar_like(1, running)), scalar_like(0, running)});
@@ -364,13 +365,13 @@ void register_select_composites(OpRegistry& r) {
                               DTypePolicy::kNone),
                   masked_select_decompose),
         {"[3,4] [3,4]", "[3,4] [4]", "[5] [2,5]"});
-  r.add(composite(make_schema("masked_scatter", {InputSpec{"x"}, unpromoted("mask"), unpromoted("source")}, {"y"},
+  r.add(composite(make_schema("masked_scatter", {InputSpec{"x"}, unpromoted("mask"), InputSpec{"source"}}, {"y"},
                               {}, masked_scatter_infer,
-                              "x with the entries where mask (broadcast to x) is true filled, in row-major order, "
-                              "from source's first elements (the count is read back to the host)",
+                              "x (broadcast with mask) with the entries where mask is true filled, in row-major "
+                              "order, from source's first elements of x's dtype (the count is read back to the host)",
                               DTypePolicy::kNone),
                   masked_scatter_decompose),
-        {"[3,4] [3,4] [12]", "[3,4] [4] [3,5]", "[5] [5] [7]"});
+        {"[3,4] [3,4] [12]", "[3,4] [4] [3,5]", "[5] [5] [7]", "[4] [3,4] [12]"});
   r.add(no_gradient(composite(
             make_schema("bincount", {unpromoted("x"), optional_input("weights")}, {"y"},
                         {attr("minlength", AttrType::kInt, int64_t(0))}, bincount_infer,
