@@ -452,12 +452,14 @@ def test_review_edge_cases(device):
 def test_linear_with_zero_features_trains(device):
     """nn.Linear(3, 0) and nn.Linear(0, 3) (AdaptiveLogSoftmax's empty clusters): forward and backward."""
     x = oar.ones(2, 3, device=device, requires_grad=True)
-    empty_out = oar.nn.Linear(3, 0).to(device)
+    with pytest.warns(UserWarning, match="zero-element"):  # as torch's init warns
+        empty_out = oar.nn.Linear(3, 0).to(device)
     y = empty_out(x)
     assert tuple(y.shape) == (2, 0)
     (y.sum() + x.sum()).backward()
     assert np.array_equal(N(x.grad), np.ones((2, 3))) and tuple(empty_out.weight.grad.shape) == (0, 3)
-    empty_in = oar.nn.Linear(0, 3).to(device)
+    with pytest.warns(UserWarning, match="zero-element"):
+        empty_in = oar.nn.Linear(0, 3).to(device)
     z = oar.zeros(4, 0, device=device, requires_grad=True)
     out = empty_in(z)
     np.testing.assert_allclose(N(out), np.broadcast_to(N(empty_in.bias), (4, 3)))
@@ -481,3 +483,24 @@ def test_checkpoint_gives_the_plain_gradients(device):
             assert np.array_equal(a, b)
     with pytest.warns(UserWarning, match="use_reentrant"):
         checkpoint(m, x)
+
+
+def test_inplace_shape_methods(device):
+    z = oar.arange(6.0, device=device).reshape(2, 3)
+    assert z.unsqueeze_(0) is z and tuple(z.shape) == (1, 2, 3)
+    assert tuple(z.squeeze_(0).shape) == (2, 3)
+    assert tuple(z.t_().shape) == (3, 2) and N(z).tolist() == [[0, 3], [1, 4], [2, 5]]
+    assert tuple(z.transpose_(0, 1).shape) == (2, 3) and tuple(z.swapaxes_(0, 1).shape) == (3, 2)
+    z.swapdims_(0, 1)
+    assert N(z.resize_(2, 2)).tolist() == [[0, 1], [2, 3]]
+    assert N(z.resize_(5)).tolist() == [0, 1, 2, 3, 0]
+    assert tuple(oar.zeros(3, device=device).resize_as_(oar.zeros(1, 2)).shape) == (1, 2)
+    w = oar.ones(3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="unsqueeze"):
+        w.unsqueeze_(0)
+    with oar.no_grad():
+        w.unsqueeze_(0)
+    assert tuple(w.shape) == (1, 3)
+    assert w.detach_() is w and not w.requires_grad
+    with pytest.raises(NotImplementedError, match="detach_"):
+        (oar.ones(2, device=device, requires_grad=True) * 2).detach_()

@@ -243,6 +243,45 @@ def _new(self, *args, **kwargs):
     return self.new_empty(args, **kwargs) if args else self.new_empty((0,), **kwargs)
 
 
+def _metadata_inplace(name, view):
+    """t.unsqueeze_(d) and friends: t itself now shows view(t). A tensor autograd tracks would lose its
+    history that way, so one that requires grad refuses while grad mode is on (use the out-of-place op)."""
+    def method(self, *args, **kwargs):
+        from .autograd import is_grad_enabled
+        if self.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"{name}(): oar changes a tensor's shape in place only when autograd does not "
+                               f"track it; use the out-of-place {name[:-1]}() for a tensor that requires grad")
+        self.data = view(self, *args, **kwargs)
+        return self
+    method.__name__ = name
+    return method
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: the first elements kept in row-major order, new ones zero (torch leaves them
+    uninitialised)."""
+    from ._creation import _shape, zeros
+    want = _shape(sizes)
+    n = 1
+    for s in want:
+        n *= s
+    flat = self.detach().reshape(-1)
+    if n <= flat.numel():
+        return flat[:n].reshape(*want)
+    from ._functions import cat
+    return cat([flat, zeros(n - flat.numel(), dtype=self.dtype, device=self.device)]).reshape(*want)
+
+
+def _detach_(self):
+    """Detaches in place: a leaf stops requiring grad; a computed tensor cannot be cut from its graph in
+    place here (use t = t.detach())."""
+    if self.grad_fn is not None:
+        raise NotImplementedError("detach_() of a tensor computed by autograd is not supported in oar; "
+                                  "use t = t.detach()")
+    self.requires_grad_(False)
+    return self
+
+
 def _binary_inplace(name):
     import oar
     return _inplace_method(getattr(oar, name))
@@ -258,7 +297,18 @@ _METHODS = {
     "__pos__": lambda self: self.positive(),
     "conj": conj, "resolve_conj": conj, "resolve_neg": conj, "conj_physical": conj,
     "real": property(real),
+    "unsqueeze_": _metadata_inplace("unsqueeze_", lambda t, dim: t.unsqueeze(dim)),
+    "squeeze_": _metadata_inplace("squeeze_", lambda t, *dim: t.squeeze(*dim)),
+    "t_": _metadata_inplace("t_", lambda t: t.t()),
+    "transpose_": _metadata_inplace("transpose_", lambda t, d0, d1: t.transpose(d0, d1)),
+    "swapaxes_": _metadata_inplace("swapaxes_", lambda t, d0, d1: t.transpose(d0, d1)),
+    "swapdims_": _metadata_inplace("swapdims_", lambda t, d0, d1: t.transpose(d0, d1)),
+    "as_strided_": None,
+    "resize_": _metadata_inplace("resize_", _resize_),
+    "resize_as_": _metadata_inplace("resize_as_", lambda t, other, memory_format=None: _resize_(t, *other.shape)),
+    "detach_": _detach_,
 }
+del _METHODS["as_strided_"]
 
 
 def _install():
