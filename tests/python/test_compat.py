@@ -440,3 +440,12 @@ def test_plain_python_script_calling_enable(tmp_path):
             print([b.tolist() for b in loader])
     """)
     assert ok(run_python(user)).strip() == "[[0.0, 1.0], [4.0, 9.0]]"
+
+
+def test_multiprocessing_spawn_under_compat(tmp_path):
+    """torch.multiprocessing.spawn starts fresh interpreters that see `torch` as oar too; a failing rank
+    raises in the parent with the child's traceback."""
+    result = run_compat(os.path.join(SCRIPTS, "multiprocessing_spawn.py"), cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "[(0, [0.0, 0.0]), (1, [3.0, 3.0])]" in result.stdout
+    assert "raised: True" in result.stdout

@@ -19,7 +19,7 @@ OAR = "oar"
 # say "module" rather than "API". Not exhaustive: anything else is an "API".
 _TORCH_MODULES = frozenset("""
 torch.fx torch.distributed torch.linalg torch.fft torch.special torch.distributions torch.hub
-torch.quantization torch.ao torch.sparse torch.profiler torch.multiprocessing torch.func
+torch.quantization torch.ao torch.sparse torch.profiler torch.func
 torch.export torch.compiler torch.masked torch.nested torch.package torch.overrides torch.library
 torch.futures torch.monitor torch.signal torch.mps torch.xpu torch.cpu torch.random torch.storage
 torch.nn.quantized torch.nn.intrinsic torch.nn.qat torch.nn.attention torch.nn.utils.rnn
