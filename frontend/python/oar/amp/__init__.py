@@ -14,8 +14,10 @@ import functools
 import math
 import warnings
 
-from .. import _C
 from .._C import Tensor
+from ..autograd import no_grad
+
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 class autocast:
@@ -113,7 +115,7 @@ class GradScaler:
                 g = p.grad
                 if g is None:
                     continue
-                with _C_no_grad():
+                with no_grad():
                     g.mul_(inv)
                 if not found and not bool(g.isfinite().all().item()):
                     found = True
@@ -153,7 +155,7 @@ class GradScaler:
                     self._scale *= self._growth_factor
                     self._growth_tracker = 0
             if math.isinf(self._scale):
-                self._scale = float(_C_finfo_max())
+                self._scale = _FLOAT32_MAX
         self._per_optimizer = {}
 
     # ---- queries and state ----
@@ -198,15 +200,6 @@ class GradScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
-
-
-def _C_no_grad():
-    from ..autograd import no_grad
-    return no_grad()
-
-
-def _C_finfo_max():
-    return 3.4028234663852886e38
 
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available"]
