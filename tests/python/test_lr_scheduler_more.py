@@ -401,3 +401,52 @@ def test_argument_errors():
         oar_sched.OneCycleLR(object(), max_lr=0.1, total_steps=10)
     with pytest.warns(UserWarning, match="epoch parameter"):
         oar_sched.StepLR(opt, 2).step(3)
+
+
+# -- verbose=True (PyTorch 1.13 accepts it on every scheduler and prints each change) ---------------------------
+
+def _verbose_run(m, optim_mod, params, factory, steps):
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = optim_mod.SGD(params, lr=0.1, momentum=0.9)
+        sched = factory(m, opt)
+        for step in steps:
+            step(sched)
+    return out.getvalue()
+
+
+_VERBOSE_CONFIGS = {
+    "step": (lambda m, o: m.StepLR(o, 2, gamma=0.5, verbose=True), [lambda s: s.step()] * 5),
+    "step_epoch": (lambda m, o: m.MultiStepLR(o, [2, 4], 0.1, -1, True), [lambda s: s.step(3)]),
+    "lambda": (lambda m, o: m.LambdaLR(o, lambda e: 1 / (e + 1), verbose=True), [lambda s: s.step()] * 3),
+    "plateau": (lambda m, o: m.ReduceLROnPlateau(o, factor=0.5, patience=1, verbose=True),
+                [lambda s, v=v: s.step(v) for v in (1.0, 1.0, 1.0, 1.0, 0.5, 0.6, 0.7)]),
+    "sgdr_fractional": (lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=2, verbose=True),
+                        [lambda s, e=e: s.step(e) for e in (0.5, 1.25, 2.0, 3)] + [lambda s: s.step()]),
+    "onecycle": (lambda m, o: m.OneCycleLR(o, max_lr=0.5, total_steps=6, verbose=True), [lambda s: s.step()] * 4),
+    "sequential": (lambda m, o: m.SequentialLR(o, [m.ConstantLR(o, 0.5, 2, verbose=True),
+                                                   m.ExponentialLR(o, 0.9, verbose=True)], [3], verbose=True),
+                   [lambda s: s.step()] * 5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_VERBOSE_CONFIGS))
+def test_verbose_prints_like_pytorch(name, torch):
+    factory, steps = _VERBOSE_CONFIGS[name]
+    ours = _verbose_run(oar_sched, optim, [nn.Parameter(oar.ones(2)), ], factory, steps)
+    theirs = _verbose_run(torch.optim.lr_scheduler, torch.optim, [torch.nn.Parameter(torch.ones(2))], factory, steps)
+    assert ours == theirs
+    assert "learning rate of group 0" in ours
+
+
+def test_verbose_false_prints_nothing(capsys):
+    opt = optim.SGD([nn.Parameter(oar.ones(1))], lr=0.1)
+    sched = oar_sched.ReduceLROnPlateau(opt, patience=0)
+    sched.step(1.0)
+    sched.step(2.0)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.01)
+    assert capsys.readouterr().out == ""
+    assert not oar_sched.StepLR(opt, 1).verbose

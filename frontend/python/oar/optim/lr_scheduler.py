@@ -39,6 +39,11 @@ def _format_param(name, optimizer, param):
     return [param] * n
 
 
+def _epoch_str(epoch):
+    """PyTorch's epoch label in verbose messages: 00012, or 1.50 for a fractional epoch."""
+    return ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
+
+
 def _check_optimizer(optimizer):
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -47,9 +52,10 @@ def _check_optimizer(optimizer):
 class LRScheduler:
     _is_initial = False  # True during the step the constructor makes
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer, last_epoch=-1, verbose=False):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
+        self.verbose = verbose  # set before the constructor's step, which prints too (as PyTorch 1.13)
         if last_epoch == -1:
             for group in optimizer.param_groups:
                 group.setdefault("initial_lr", group["lr"])
@@ -77,6 +83,14 @@ class LRScheduler:
     def get_last_lr(self):
         return self._last_lr
 
+    def print_lr(self, is_verbose, group, lr, epoch=None):
+        """Prints a group's new lr when is_verbose, in PyTorch 1.13's words (the epoch when one was given)."""
+        if is_verbose:
+            if epoch is None:
+                print(f"Adjusting learning rate of group {group} to {lr:.4e}.")
+            else:
+                print(f"Epoch {_epoch_str(epoch)}: adjusting learning rate of group {group} to {lr:.4e}.")
+
     def step(self, epoch=None):
         self._step_count += 1
         if epoch is not None:
@@ -90,8 +104,9 @@ class LRScheduler:
         else:
             self.last_epoch = epoch
             values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
+        for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, values)):
             group["lr"] = lr
+            self.print_lr(self.verbose, i, lr, epoch)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self):
@@ -136,10 +151,10 @@ def _lambdas(optimizer, lr_lambda):
 class LambdaLR(_LambdaState, LRScheduler):
     """lr = base_lr * lr_lambda(epoch); one function, or one per param group."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
         self.optimizer = optimizer
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         return [b * f(self.last_epoch) for f, b in zip(self.lr_lambdas, self.base_lrs)]
@@ -148,13 +163,13 @@ class LambdaLR(_LambdaState, LRScheduler):
 class MultiplicativeLR(_LambdaState, LRScheduler):
     """lr = lr * lr_lambda(epoch) at each step after the first."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
         self.optimizer = optimizer
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         groups = self.optimizer.param_groups
@@ -166,11 +181,11 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
 class StepLR(LRScheduler):
     """lr = base_lr * gamma ** (epoch // step_size)."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1, verbose=False):
         if not isinstance(step_size, numbers.Integral) or step_size <= 0:
             raise ValueError(f"step_size must be a positive int, got {step_size!r}")
         self.step_size, self.gamma = step_size, gamma
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
@@ -184,9 +199,9 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (number of milestones <= epoch); a milestone listed twice counts twice."""
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1, verbose=False):
         self.milestones, self.gamma = Counter(milestones), gamma
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         if self.last_epoch not in self.milestones:
@@ -211,11 +226,11 @@ class MultiStepLR(LRScheduler):
 class ConstantLR(LRScheduler):
     """lr = base_lr * factor until epoch total_iters, then base_lr."""
 
-    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1, verbose=False):
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor, self.total_iters = factor, total_iters
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         groups = self.optimizer.param_groups
@@ -232,13 +247,13 @@ class ConstantLR(LRScheduler):
 class LinearLR(LRScheduler):
     """lr = base_lr * factor, the factor going linearly from start_factor to end_factor over total_iters."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1, verbose=False):
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         groups = self.optimizer.param_groups
@@ -257,9 +272,9 @@ class LinearLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** epoch."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer, gamma, last_epoch=-1, verbose=False):
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         # resuming (last_epoch given), the constructor's step must not decay once more
@@ -274,9 +289,9 @@ class ExponentialLR(LRScheduler):
 class PolynomialLR(LRScheduler):
     """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
 
-    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1, verbose=False):
         self.total_iters, self.power = total_iters, power
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         groups = self.optimizer.param_groups
@@ -294,11 +309,11 @@ class PolynomialLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2 (computed recursively, as PyTorch)."""
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1, verbose=False):
         if T_max <= 0:
             raise ValueError(f"T_max must be positive, got {T_max}")
         self.T_max, self.eta_min = T_max, eta_min
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         groups, e, T, lo = self.optimizer.param_groups, self.last_epoch, self.T_max, self.eta_min
@@ -351,7 +366,7 @@ class _Composite:
 class SequentialLR(_Composite, LRScheduler):
     """Runs schedulers[i] between milestones[i - 1] and milestones[i]; each starts at its epoch 0."""
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose=False):  # verbose: unused, as 1.13
         self._check_schedulers(schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
@@ -409,7 +424,7 @@ class ReduceLROnPlateau(LRScheduler):
     """Multiplies lr by `factor` after `patience` epochs without improvement of the metric passed to step()."""
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
-                 cooldown=0, min_lr=0, eps=1e-8):
+                 cooldown=0, min_lr=0, eps=1e-8, verbose=False):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -423,7 +438,7 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
-        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.patience, self.cooldown, self.eps, self.verbose = patience, cooldown, eps, verbose
         self.last_epoch = 0
         self._last_lr = [g["lr"] for g in optimizer.param_groups]
         self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
@@ -462,11 +477,13 @@ class ReduceLROnPlateau(LRScheduler):
                                    "param group being added to the optimizer. Please modify the `min_lrs` field to "
                                    "match the length of the `optimizer` param groups.")
             self.min_lrs = [self.default_min_lr] * len(groups)
-        for g, lo in zip(groups, self.min_lrs):
+        for i, (g, lo) in enumerate(zip(groups, self.min_lrs)):
             old = float(g["lr"])
             new = max(old * self.factor, lo)
             if old - new > self.eps:
                 g["lr"] = new
+                if self.verbose:
+                    print(f"Epoch {_epoch_str(epoch)}: reducing learning rate of group {i} to {new:.4e}.")
 
     @property
     def in_cooldown(self):
@@ -519,7 +536,7 @@ class CyclicLR(LRScheduler):
 
     def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
                  gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
-                 max_momentum=0.9, last_epoch=-1):
+                 max_momentum=0.9, last_epoch=-1, verbose=False):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         base_lrs = _format_param("base_lr", optimizer, base_lr)
@@ -546,7 +563,7 @@ class CyclicLR(LRScheduler):
                 for m_max, m_base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
                     _set_momentum(group, m_max, self.use_beta1)
                     group["max_momentum"], group["base_momentum"] = m_max, m_base
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
         self.base_lrs = base_lrs
 
     def _init_scale_fn(self):
@@ -596,7 +613,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     after T_i epochs, with T_i growing by T_mult at each restart. step(epoch) takes fractional epochs
     (epoch + batch / batches) to anneal within an epoch."""
 
-    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1, verbose=False):
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -605,7 +622,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
         self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
         self.T_cur = last_epoch
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -635,8 +652,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, self.get_lr())):
             group["lr"] = lr
+            self.print_lr(self.verbose, i, lr, epoch)
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
 
@@ -648,7 +666,7 @@ class OneCycleLR(LRScheduler):
 
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
                  anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
-                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1, verbose=False):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
@@ -704,7 +722,7 @@ class OneCycleLR(LRScheduler):
                 for m_max, m_base, group in zip(max_momentums, base_momentums, optimizer.param_groups):
                     _set_momentum(group, m_max, self.use_beta1)
                     group["max_momentum"], group["base_momentum"] = m_max, m_base
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose)
 
     @staticmethod
     def _annealing_cos(start, end, pct):
