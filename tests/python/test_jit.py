@@ -295,3 +295,62 @@ def test_onnx_export_and_import_round_trip(device, tmp_path):
     (tmp_path / "junk.onnx").write_bytes(b"\x08\x07garbage that is not a model")
     with pytest.raises(oar.OarError, match="junk.onnx"):
         oar.onnx.load(tmp_path / "junk.onnx")
+
+
+# -- torch.jit.trace's module API: a TracedModule beside an untouched eager module ------------------------------
+
+class _TwoLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(3, 5), nn.Linear(5, 2)
+        self.register_buffer("scale", oar.full((2,), 2.0))
+        self.register_buffer("scratch", oar.zeros(1), persistent=False)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu()) * self.scale
+
+    def embed(self, x):
+        return self.fc1(x)
+
+
+def test_trace_of_a_module_is_a_module_sharing_its_parameters(tmp_path):
+    oar.manual_seed(0)
+    model = _TwoLayer()
+    x = oar.randn(4, 3)
+    eager_forward = model.forward
+    traced = oar.jit.trace(model, x, check_trace=False, check_inputs=[(oar.randn(7, 3),)])
+    assert isinstance(traced, nn.Module) and isinstance(traced, oar.jit.TracedModule)
+    assert model.forward == eager_forward  # the traced module is left eager
+    assert len(traced.forward.graphs) == 2  # the example and the check input's signature
+    assert list(traced.state_dict()) == list(model.state_dict()) == ["scale", "fc1.weight", "fc1.bias",
+                                                                    "fc2.weight", "fc2.bias"]
+    assert [id(p) for p in traced.parameters()] == [id(p) for p in model.parameters()]
+    _close(traced(x), model(x))
+    # one optimizer step through the graph moves the shared weights, which both then use
+    opt = oar.optim.SGD(traced.parameters(), lr=0.1)
+    traced(x).sum().backward()
+    opt.step()
+    _close(traced(x), model(x))
+    assert traced.graph is traced.forward.graphs[0]
+    assert traced.eval() is traced and not model.training and not model.fc1.training
+    traced.save(tmp_path / "traced.oarg")
+    _close(oar.jit.load(tmp_path / "traced.oarg")(x), model(x))
+
+
+def test_trace_module_traces_the_named_methods():
+    model = _TwoLayer()
+    x = oar.randn(2, 3)
+    traced = oar.jit.trace_module(model, {"forward": x, "embed": (x,)})
+    _close(traced.embed(x), model.embed(x))
+    _close(traced(x), model(x))
+    assert len(traced.embed.graphs) == 1
+    with pytest.raises(AttributeError, match="dictionary"):
+        oar.jit.trace_module(model, x)
+
+
+def test_freeze_wants_eval_mode():
+    model = _TwoLayer()
+    with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+        oar.jit.freeze(model)
+    assert oar.jit.freeze(model.eval()) is model
+    assert oar.jit.optimize_for_inference(_TwoLayer()).training is False

@@ -26,7 +26,7 @@ from ._C import Graph, Executor, GraphError, is_tracing  # noqa: F401
 from .autograd import no_grad as _no_grad
 from .nn.module import Module
 
-__all__ = ["to_static", "trace", "save", "load", "TrainGraph", "StaticFunction", "LoadedFunction", "Graph", "Executor", "GraphError",
+__all__ = ["to_static", "trace", "trace_module", "TracedModule", "freeze", "optimize_for_inference", "save", "load", "TrainGraph", "StaticFunction", "LoadedFunction", "Graph", "Executor", "GraphError",
            "is_tracing", "not_to_static", "script", "is_scripting", "ignore", "unused", "export", "annotate",
            "interface", "Final"]
 
@@ -189,15 +189,92 @@ def to_static(function=None, **options):
     return StaticFunction(function, module=self_obj if isinstance(self_obj, Module) else None)
 
 
-def trace(function, example_inputs):
-    """Traces `function` on `example_inputs` (a tensor or tuple of tensors) now and returns the StaticFunction."""
+def _as_args(example_inputs):
+    return tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+
+
+def trace(function, example_inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
+          strict=True):
+    """Traces `function` on `example_inputs` (a tensor or tuple of tensors) now, as torch.jit.trace.
+
+    A function gives its StaticFunction; a Module gives a TracedModule, a Module sharing its parameters,
+    buffers and submodules whose forward is the graph, while the module itself stays eager (as PyTorch's).
+    Each of `check_inputs` (tuples of arguments) is traced too, getting its own graph. There is no
+    check_trace comparison to make: oar's tracer refuses control flow on tensor values (GraphError) where
+    torch's check warns about it; `optimize`, `check_tolerance` and `strict` are accepted for PyTorch's sake.
+    """
+    if isinstance(function, Module):
+        return trace_module(function, {"forward": example_inputs}, check_inputs=(
+            None if check_inputs is None else [{"forward": c} for c in check_inputs]))
     static = to_static(function)
-    if isinstance(static, Module):
-        static = static.forward
-    if not isinstance(example_inputs, (tuple, list)):
-        example_inputs = (example_inputs,)
-    static.graph_for(*example_inputs)
+    for args in [example_inputs, *(check_inputs or ())]:
+        static.graph_for(*_as_args(args))
     return static
+
+
+def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
+                 strict=True):
+    """torch.jit.trace_module: a TracedModule whose methods named in `inputs` ({name: example inputs}) are
+    traced graphs of `mod`'s methods (see trace)."""
+    if not isinstance(mod, Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    traced = TracedModule(mod)
+    for name, example in inputs.items():
+        static = StaticFunction(getattr(mod, name), module=mod)
+        for args in [example, *(c[name] for c in check_inputs or () if name in c)]:
+            static.graph_for(*_as_args(args))
+        object.__setattr__(traced, name, static)
+    return traced
+
+
+class TracedModule(Module):
+    """torch.jit.trace's result for a Module: the same parameters, buffers and submodules (so the same
+    state_dict, and training either one trains both), with `forward` replaced by the traced graph."""
+
+    def __init__(self, module):
+        super().__init__()
+        object.__setattr__(self, "_oar_original", module)  # not a submodule: its members are ours already
+        self.original_name = type(module).__name__
+        for name, p in module._parameters.items():
+            self.register_parameter(name, p)
+        for name, b in module._buffers.items():
+            self.register_buffer(name, b, persistent=name not in module._non_persistent_buffers_set)
+        for name, m in module._modules.items():
+            self.add_module(name, m)
+        self.training = module.training
+
+    def train(self, mode=True):
+        super().train(mode)
+        self._oar_original.training = mode  # the graph's guard key reads the traced module's flags
+        return self
+
+    @property
+    def graph(self):
+        """forward's graph for the example inputs it was traced with (the first of its graphs)."""
+        return self.forward.graphs[0]
+
+    def save(self, path):
+        """ScriptModule.save: oar.jit.save of `graph`, whatever other input signatures were traced since."""
+        save(self.graph, path)
+
+    def extra_repr(self):
+        return f"original_name={self.original_name}"
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """torch.jit.freeze: `mod` itself, which must be in eval mode as PyTorch requires. oar's graphs already
+    read parameters by reference, so there is nothing to inline."""
+    if mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() "
+                           "on your module before freezing.")
+    return mod
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """torch.jit.optimize_for_inference: freeze(mod.eval())."""
+    return freeze(mod.eval() if mod.training else mod)
 
 
 def _key_difference(old, new):
