@@ -274,3 +274,57 @@ def test_pytorch_idioms_matmul_masks_and_helpers():
     def f():
         return oar.is_grad_enabled()
     assert f() is False and oar.is_grad_enabled()
+
+
+# -- tensor() of sequences holding tensors or NumPy scalars: each element's dtype counts, as in torch.tensor --------
+
+_TENSOR_LEAVES = {
+    "0d_tensors": lambda m: [m.tensor(1.5), m.tensor(2.5)],
+    "0d_float64_tensor": lambda m: [m.tensor(1.0, dtype=m.float64)],
+    "int_tensors": lambda m: [m.tensor(1), m.tensor(2)],
+    "int_tensor_and_float": lambda m: [m.tensor(1), 2.5],
+    "int32_tensor_and_int": lambda m: [m.tensor(1, dtype=m.int32), 5],
+    "half_tensor_and_float": lambda m: [m.tensor(1.0, dtype=m.float16), 2.0],
+    "one_element_tensor": lambda m: [m.tensor([3.0])],
+    "nested_0d": lambda m: [[m.tensor(1.0), m.tensor(2.0)], [3.0, 4.0]],
+    "bool_tensors": lambda m: [m.tensor(True), m.tensor(False)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TENSOR_LEAVES))
+def test_tensor_of_tensor_elements_matches_torch(name):
+    from torch_ref import import_torch
+    torch = import_torch()
+    make = _TENSOR_LEAVES[name]
+    ours, theirs = oar.tensor(make(oar)), torch.tensor(make(torch))
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.tolist() == theirs.tolist()
+    assert not ours.requires_grad
+
+
+# What PyTorch 1.13 gives for NumPy scalars (alone and in lists); written out, since the PyTorch that tests
+# may import is built for another NumPy and can't read NumPy 2's scalars.
+@pytest.mark.parametrize("data, dtype", [
+    (np.float64(2.5), oar.float64), (np.float32(2.5), oar.float32), (np.int32(7), oar.int32),
+    (np.bool_(True), oar.bool), ([np.float64(1.0), np.float64(2.0)], oar.float64), ([np.float64(1.0), 1], oar.float64),
+    ([np.float32(1.0), 2.0], oar.float32), ([np.int32(1), 5], oar.int64), ([True, np.bool_(False)], oar.bool),
+    ([oar.tensor(1, dtype=oar.int32), np.int32(5)], oar.int32),
+])
+def test_tensor_of_numpy_scalars_keeps_their_dtype(data, dtype):
+    t = oar.tensor(data)
+    assert t.dtype == dtype
+    np.testing.assert_array_equal(t.numpy(), np.array(data, dtype=object).astype(t.numpy().dtype))
+
+
+def test_tensor_of_typed_leaves_rules():
+    assert oar.tensor([np.float64(1.0)], dtype=oar.float32).dtype == oar.float32  # an explicit dtype wins
+    assert not oar.tensor([oar.tensor(1.0, requires_grad=True)]).requires_grad
+    with pytest.raises(ValueError, match="only one element tensors"):
+        oar.tensor([oar.tensor([1.0, 2.0])])
+    oar.set_default_dtype(oar.float64)
+    try:  # a Python float counts as the default dtype, a float32 tensor as float32
+        assert oar.tensor([oar.tensor(1.0, dtype=oar.float32), 2.0]).dtype == oar.float64
+        assert oar.tensor([oar.tensor(1.0, dtype=oar.float32)]).dtype == oar.float32
+    finally:
+        oar.set_default_dtype(oar.float32)

@@ -49,8 +49,58 @@ def _python_data(data):
     return isinstance(data, (list, tuple, numbers.Number)) and not isinstance(data, bool)
 
 
+_PLAIN_SCALARS = frozenset((float, int, bool))
+
+
+def _has_typed_leaves(data):
+    """True if nested lists/tuples hold a tensor or a NumPy scalar, whose dtypes torch.tensor takes into account."""
+    if set(map(type, data)) <= _PLAIN_SCALARS:  # the common case, at C speed
+        return False
+    return any(_has_typed_leaves(e) if isinstance(e, (list, tuple)) else
+               type(e) not in _PLAIN_SCALARS and (isinstance(e, Tensor) or hasattr(e, "dtype")) for e in data)
+
+
+def _scalar_dtype(x):
+    if isinstance(x, bool):
+        return _C.dtype.bool
+    if isinstance(x, numbers.Integral) and not hasattr(x, "dtype"):
+        return _C.dtype.int64
+    if isinstance(x, numbers.Real) and not hasattr(x, "dtype"):
+        return get_default_dtype()
+    if isinstance(x, Tensor):
+        return x.dtype
+    import numpy as np
+    return _C.to_dtype(np.dtype(x.dtype))
+
+
+def _plain_with_dtype(data):
+    """(nested lists of Python scalars, their dtype): torch.tensor's rule for sequences holding tensors or NumPy
+    scalars, each a scalar of its own dtype, the result their promotion (Python floats count as the default
+    dtype); a tensor element must hold one value."""
+    dtype = None
+
+    def walk(x):
+        nonlocal dtype
+        if isinstance(x, (list, tuple)):
+            return [walk(e) for e in x]
+        if isinstance(x, Tensor) and x.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        d = _scalar_dtype(x)
+        dtype = d if dtype is None else _C.promote_types(dtype, d)
+        return x.item() if hasattr(x, "item") else x
+
+    return walk(data), dtype
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
-    """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors)."""
+    """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays and scalars, tensors)."""
+    if type(data) not in _PLAIN_SCALARS and not isinstance(data, (list, tuple, Tensor)) and hasattr(data, "dtype") \
+            and not hasattr(data, "__len__"):
+        import numpy as np
+        data = np.asarray(data)  # a NumPy scalar keeps its dtype, as a 0-d array does
+    elif isinstance(data, (list, tuple)) and _has_typed_leaves(data):
+        data, inferred = _plain_with_dtype(data)
+        return _C.tensor(data, dtype or inferred, device, requires_grad)
     t = _C.tensor(data, dtype, device, requires_grad)
     if dtype is None and _default_float[0] is not None and t.dtype == _C.dtype.float32 and _python_data(data):
         t = _C.tensor(data, _default_float[0], device, requires_grad)  # Python floats take the default dtype
