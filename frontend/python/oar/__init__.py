@@ -44,6 +44,8 @@ from ._torch_aliases import *  # noqa: F401,F403,E402  arccos, multiply, pi, clo
 from ._tensor_stats import *  # noqa: F401,F403,E402  quantile, cov, isin, dist, logspace, gcd, ...
 from . import sparse  # noqa: E402  COO sparse tensors
 sparse._install(__import__(__name__))
+from . import special  # noqa: E402  torch.special; also torch.i0/igamma/igammac/mvlgamma
+special._install(__import__(__name__))
 
 
 
