@@ -328,3 +328,13 @@ def test_tensor_of_typed_leaves_rules():
         assert oar.tensor([oar.tensor(1.0, dtype=oar.float32)]).dtype == oar.float32
     finally:
         oar.set_default_dtype(oar.float32)
+
+
+def test_sizes_take_integer_tensors_and_numpy_ints():
+    n = oar.tensor(2)  # as torch: anything with __index__ stands for an int (x.size(0) of another tensor, ...)
+    for t in (oar.zeros(n, 3), oar.ones((n, 3)), oar.randn(n, np.int64(3)), oar.rand(n, 3), oar.empty(n, 3),
+              oar.full((n, 3), 1.0), oar.randint(0, 5, (n, 3))):
+        assert tuple(t.shape) == (2, 3)
+    for bad in (oar.tensor(2.0), oar.tensor([1, 2]), 2.5, True):
+        with pytest.raises(TypeError, match="size must be a sequence of ints"):
+            oar.zeros(bad, 3)

@@ -1,6 +1,7 @@
 """Tensor creation functions (PyTorch names and defaults)."""
 import builtins
 import numbers
+import operator
 import os
 
 from . import _C
@@ -10,10 +11,12 @@ from ._C import Tensor
 def _shape(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
-            raise TypeError(f"size must be a sequence of ints, got {size!r}")
-    return [int(s) for s in size]
+    try:  # ints, and what stands for one (__index__: NumPy integers, one-element integer tensors), as torch
+        if any(isinstance(s, bool) for s in size):
+            raise TypeError
+        return [operator.index(s) for s in size]
+    except TypeError:
+        raise TypeError(f"size must be a sequence of ints, got {size!r}") from None
 
 
 def _device(device):
@@ -87,13 +90,28 @@ def _plain_with_dtype(data):
             raise ValueError("only one element tensors can be converted to Python scalars")
         d = _scalar_dtype(x)
         dtype = d if dtype is None else _C.promote_types(dtype, d)
+        if not isinstance(x, Tensor) and getattr(x, "ndim", 0):
+            return x.tolist()  # a NumPy array nested in the list: its values, typed by its dtype
         return x.item() if hasattr(x, "item") else x
 
     return walk(data), dtype
 
 
+def _stackable_arrays(data):
+    """True for a list of NumPy arrays of one shape and dtype (a replay buffer's states): stacked by NumPy,
+    they make the same tensor as torch.tensor's element-by-element walk, much faster."""
+    first = data[0] if data else None
+    if type(first).__name__ != "ndarray" or not first.ndim:
+        return False
+    kind, shape, dtype = type(first), first.shape, first.dtype
+    return all(type(a) is kind and a.shape == shape and a.dtype == dtype for a in data)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays and scalars, tensors)."""
+    if isinstance(data, (list, tuple)) and _stackable_arrays(data):
+        import numpy as np
+        data = np.stack(data)
     if type(data) not in _PLAIN_SCALARS and not isinstance(data, (list, tuple, Tensor)) and hasattr(data, "dtype") \
             and not hasattr(data, "__len__"):
         import numpy as np
@@ -108,9 +126,26 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
 
 def as_tensor(data, dtype=None, device=None):
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
+    """`data` as a tensor, copying only if needed (torch.as_tensor): a tensor is converted with .to (so
+    autograd still sees it), and a NumPy array whose dtype oar has shares its memory, as from_numpy."""
+    if isinstance(data, Tensor):
+        return data if dtype is None and device is None else data.to(device=device, dtype=dtype)
+    if _shareable_array(data):
+        t = from_numpy(data)
+        device = _device(device)  # None is the default device, which need not be the CPU
+        return t if dtype is None and t.device == device else t.to(device=device, dtype=dtype)
     return tensor(data, dtype, device, False)
+
+
+# NumPy dtypes that from_numpy (DLPack) wraps; as_tensor copies the others (uint16, big-endian, ...) through tensor().
+_SHAREABLE_DTYPES = frozenset(("float32", "float64", "float16", "int8", "uint8", "int32", "int64", "bool"))
+
+
+def _shareable_array(data):
+    """A writable, native-endian NumPy array of a dtype from_numpy wraps without a copy."""
+    if type(data).__name__ != "ndarray" or not hasattr(data, "flags") or not data.flags.writeable:
+        return False
+    return data.dtype.name in _SHAREABLE_DTYPES and data.dtype.isnative
 
 
 def from_numpy(array):
