@@ -3,17 +3,18 @@ import warnings
 
 from .. import autograd
 from .._C import Tensor
+from .._shape_common import Size
 from . import constraints, utils
 
 __all__ = ["Distribution"]
 
 
 def _shape(sizes, what):
+    """sizes as an oar.Size, the type torch's batch_shape, event_shape and sample shapes have."""
     try:
-        out = tuple(int(s) for s in sizes)
+        return Size(sizes)
     except TypeError:
         raise TypeError(f"{what} must be a sequence of ints, got {sizes!r}") from None
-    return out
 
 
 class Distribution:
