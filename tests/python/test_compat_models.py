@@ -130,3 +130,25 @@ def test_vae_trains_with_rsample(digits_npz):
     epoch_losses = losses(out)
     assert epoch_losses[2] < 0.8 * epoch_losses[0], out
     assert 0 < _floats_after(MC_LABEL, out)[0] < 64 * np.log(2)
+
+
+# -- minGPT-style character model -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_char_gpt_learns(on_oar, device):
+    out = _same_as_cpu(on_oar, "char_gpt.py", device)
+    step_losses = losses(out)
+    assert len(step_losses) == 9 and step_losses[-1] < 0.3 * step_losses[0], out
+    assert "weights tied: True" in out and "parameter groups: [8, 20]" in out, out
+    assert "all in the vocabulary: True" in out, out
+    assert all(0 < g for g in _floats_after("grad norm", out)), out
+
+
+def test_char_gpt_matches_pytorch(on_oar, torch_python):
+    ours = on_oar("char_gpt.py", DEVICES[0])
+    theirs = ok(run_torch(torch_python, script("char_gpt.py")))
+    assert_same_losses(ours, theirs)
+    np.testing.assert_allclose(_floats_after("grad norm", ours), _floats_after("grad norm", theirs), rtol=1e-3)
+    # generate(top_k=1): topk filtering leaves one candidate, which multinomial must draw
+    greedy = [line for line in ours.splitlines() if line.startswith("greedy sample:")]
+    assert greedy and greedy[0] in theirs.splitlines(), (ours, theirs)
