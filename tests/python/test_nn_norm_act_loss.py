@@ -806,3 +806,17 @@ def test_softplus_family_gradients_at_zero_and_far_out(dev):
     _, g = grad(lambda x: F.softplus(x, beta=2.0, threshold=10.0))
     np.testing.assert_allclose(g, [0.5, 1 / (1 + math.exp(-2)), 1 / (1 + math.exp(2)), 0.0, 1.0], rtol=1e-12,
                                atol=1e-200)
+
+
+def test_softmax_takes_torch_positional_signature():
+    """F.softmax/log_softmax(input, dim, _stacklevel, dtype), as PyTorch's: a call passing _stacklevel (by name or
+    position) and dtype computes in that dtype."""
+    torch = import_torch()
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for name in ("softmax", "log_softmax", "softmin"):
+        ours = getattr(F, name)(oar.tensor(x), 1, 5, oar.float64)
+        theirs = getattr(torch.nn.functional, name)(to_torch(x), 1, 5, torch.float64)
+        assert ours.dtype == oar.float64
+        np.testing.assert_allclose(N(ours), from_torch(theirs), rtol=1e-12)
+        np.testing.assert_allclose(N(getattr(F, name)(oar.tensor(x), dim=0, _stacklevel=5)),
+                                   from_torch(getattr(torch.nn.functional, name)(to_torch(x), dim=0)), rtol=1e-6)

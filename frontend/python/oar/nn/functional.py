@@ -162,13 +162,13 @@ def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None):  # _stacklevel: PyTorch's warning depth, unused
     if dtype is not None:
         input = input.to(dtype=dtype)
     return ops.softmax(input, dim=_softmax_dim(input.ndim) if dim is None else int(dim))
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # _stacklevel: PyTorch's warning depth, unused
     if dtype is not None:
         input = input.to(dtype=dtype)
     return ops.log_softmax(input, dim=_softmax_dim(input.ndim) if dim is None else int(dim))
