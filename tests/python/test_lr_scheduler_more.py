@@ -450,3 +450,30 @@ def test_verbose_false_prints_nothing(capsys):
     assert opt.param_groups[0]["lr"] == pytest.approx(0.01)
     assert capsys.readouterr().out == ""
     assert not oar_sched.StepLR(opt, 1).verbose
+
+
+def test_step_lr_takes_a_float_step_size(torch):
+    """StepLR(optimizer, 1.0, gamma=0.95), as PyTorch's seq2seq tutorial writes it; a fractional step_size decays
+    where epoch % step_size == 0, and step(epoch) uses epoch // step_size, as PyTorch does."""
+    def run(m, optim_mod, param):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            opt = optim_mod.SGD([param], lr=5.0)
+            lrs = []
+            s = m.StepLR(opt, 1.0, gamma=0.95)
+            for _ in range(3):
+                s.step()
+                lrs.append(s.get_last_lr()[0])
+            s = m.StepLR(opt, 2.5, gamma=0.5)
+            for _ in range(6):
+                s.step()
+                lrs.append(s.get_last_lr()[0])
+            s.step(10)
+            lrs.append(s.get_last_lr()[0])
+        return lrs
+    ours = run(oar_sched, optim, nn.Parameter(oar.zeros(1)))
+    np.testing.assert_allclose(ours, run(torch.optim.lr_scheduler, torch.optim, torch.nn.Parameter(torch.zeros(1))),
+                               rtol=1e-12)
+    for bad in (0, -1.0, True):
+        with pytest.raises(ValueError, match="step_size must be a positive number"):
+            oar_sched.StepLR(optim.SGD([nn.Parameter(oar.zeros(1))], lr=0.1), bad)

@@ -182,8 +182,9 @@ class StepLR(LRScheduler):
     """lr = base_lr * gamma ** (epoch // step_size)."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1, verbose=False):
-        if not isinstance(step_size, numbers.Integral) or step_size <= 0:
-            raise ValueError(f"step_size must be a positive int, got {step_size!r}")
+        # PyTorch takes any positive number (its seq2seq tutorial passes 1.0); the formulas hold for floats too
+        if not isinstance(step_size, numbers.Real) or isinstance(step_size, bool) or step_size <= 0:
+            raise ValueError(f"step_size must be a positive number, got {step_size!r}")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch, verbose)
 
