@@ -157,6 +157,6 @@ class Distribution:
 
     def __repr__(self):
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else tuple(self.__dict__[p].shape)}"
+        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
                          for p in names)
         return f"{self.__class__.__name__}({args})"

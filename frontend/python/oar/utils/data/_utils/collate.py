@@ -45,14 +45,14 @@ def default_collate(batch):
     if isinstance(elem, numbers.Real):
         return _C.tensor(list(batch), _C.dtype.float64, None, False)
     if isinstance(elem, (str, bytes)):
-        return list(batch)
+        return batch  # as torch: a tuple inside tuple samples (from the zip below), the sampled list at the top
     if isinstance(elem, collections.abc.Mapping):
         return {k: default_collate([d[k] for d in batch]) for k in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        return [default_collate(s) for s in zip(*batch)]
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
                     f"found {type(elem).__name__}")
