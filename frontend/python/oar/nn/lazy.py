@@ -63,6 +63,26 @@ class LazyModuleMixin:
                            "forward pass to correctly initialize the modules")
 
 
+def _uninitialized_weight_and_bias(module, bias, device, dtype):
+    """A lazy Linear/Conv's weight and (if bias) bias as UninitializedParameters, then the hook that
+    materializes them on the first forward."""
+    module.weight = UninitializedParameter(device=device, dtype=dtype)
+    if bias:
+        module.bias = UninitializedParameter(device=device, dtype=dtype)
+    else:
+        module.register_parameter("bias", None)
+    module._lazy_setup()
+
+
+def _materialize_weight_and_bias(module, weight_shape, out_features):
+    """Gives the lazy weight (and bias) their shapes in place, then the usual initialization."""
+    with no_grad():
+        module.weight.materialize(weight_shape)
+        if module.bias is not None:
+            module.bias.materialize((out_features,))
+        module.reset_parameters()
+
+
 class LazyLinear(LazyModuleMixin, Linear):
     """Linear whose in_features is the last dim of the first input."""
     cls_to_become = Linear
@@ -71,12 +91,7 @@ class LazyLinear(LazyModuleMixin, Linear):
         Module.__init__(self)
         _check_positive("out_features", out_features)
         self.in_features, self.out_features = 0, int(out_features)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-        self._lazy_setup()
+        _uninitialized_weight_and_bias(self, bias, device, dtype)
 
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.in_features != 0:
@@ -89,12 +104,8 @@ class LazyLinear(LazyModuleMixin, Linear):
         if input.ndim == 0:
             raise ShapeError(f"{type(self).__name__}: expected an input with at least 1 dim [..., in_features], "
                              f"got a 0-D tensor")
-        with no_grad():
-            self.in_features = int(input.shape[-1])
-            self.weight.materialize((self.out_features, self.in_features))
-            if self.bias is not None:
-                self.bias.materialize((self.out_features,))
-            self.reset_parameters()
+        self.in_features = int(input.shape[-1])
+        _materialize_weight_and_bias(self, (self.out_features, self.in_features), self.out_features)
 
 
 class _LazyConvXdMixin(LazyModuleMixin):
@@ -108,12 +119,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
         finally:
             del self.__dict__["_lazy_constructing"]
         self.in_channels = 0
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-        self._lazy_setup()
+        _uninitialized_weight_and_bias(self, bias, device, dtype)
 
     def reset_parameters(self):
         if self.__dict__.get("_lazy_constructing"):
@@ -136,68 +142,52 @@ class _LazyConvXdMixin(LazyModuleMixin):
         in_channels = self._get_in_channels(input)
         if in_channels % self.groups != 0:
             raise ValueError("in_channels must be divisible by groups")
-        with no_grad():
-            self.in_channels = in_channels
-            if self.transposed:
-                shape = (in_channels, self.out_channels // self.groups) + tuple(self.kernel_size)
-            else:
-                shape = (self.out_channels, in_channels // self.groups) + tuple(self.kernel_size)
-            self.weight.materialize(shape)
-            if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-            self.reset_parameters()
+        self.in_channels = in_channels
+        if self.transposed:
+            shape = (in_channels, self.out_channels // self.groups) + tuple(self.kernel_size)
+        else:
+            shape = (self.out_channels, in_channels // self.groups) + tuple(self.kernel_size)
+        _materialize_weight_and_bias(self, shape, self.out_channels)
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
+class _LazyConvNd(_LazyConvXdMixin):
+    """LazyConv1d/2d/3d: Conv*d's constructor without in_channels (cls_to_become is that Conv*d)."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        self._lazy_init(self.cls_to_become, out_channels, groups, bias, device, dtype, kernel_size, stride, padding,
+                        dilation, groups, False, padding_mode)
+
+
+class _LazyConvTransposeNd(_LazyConvXdMixin):
+    """LazyConvTranspose1d/2d/3d: ConvTranspose*d's constructor without in_channels."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        self._lazy_init(self.cls_to_become, out_channels, groups, bias, device, dtype, kernel_size, stride, padding,
+                        output_padding, groups, False, dilation, padding_mode)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
     """Conv1d whose in_channels is dim 1 (dim 0 unbatched) of the first input."""
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        self._lazy_init(Conv1d, out_channels, groups, bias, device, dtype, kernel_size, stride, padding, dilation,
-                        groups, False, padding_mode)
 
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
+class LazyConv2d(_LazyConvNd, Conv2d):
     cls_to_become = Conv2d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        self._lazy_init(Conv2d, out_channels, groups, bias, device, dtype, kernel_size, stride, padding, dilation,
-                        groups, False, padding_mode)
 
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
+class LazyConv3d(_LazyConvNd, Conv3d):
     cls_to_become = Conv3d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        self._lazy_init(Conv3d, out_channels, groups, bias, device, dtype, kernel_size, stride, padding, dilation,
-                        groups, False, padding_mode)
 
-
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
     cls_to_become = ConvTranspose1d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
-        self._lazy_init(ConvTranspose1d, out_channels, groups, bias, device, dtype, kernel_size, stride, padding,
-                        output_padding, groups, False, dilation, padding_mode)
 
-
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
     cls_to_become = ConvTranspose2d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
-        self._lazy_init(ConvTranspose2d, out_channels, groups, bias, device, dtype, kernel_size, stride, padding,
-                        output_padding, groups, False, dilation, padding_mode)
 
-
-class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
     cls_to_become = ConvTranspose3d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
-        self._lazy_init(ConvTranspose3d, out_channels, groups, bias, device, dtype, kernel_size, stride, padding,
-                        output_padding, groups, False, dilation, padding_mode)

@@ -70,28 +70,26 @@ class ConstantPad3d(_ConstantPadNd):
     _n = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPadMixin:
+    """ZeroPadNd: ConstantPadNd with value 0 (so isinstance(ZeroPad2d(1), ConstantPad2d), as in PyTorch),
+    constructed from the padding alone and shown without the value."""
+
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
-    def extra_repr(self):
-        return f"{self.padding}"
+    extra_repr = _PadNd.extra_repr
 
 
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
+class ZeroPad1d(_ZeroPadMixin, ConstantPad1d):
+    pass
 
 
-class ZeroPad3d(ConstantPad3d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
+class ZeroPad2d(_ZeroPadMixin, ConstantPad2d):
+    pass
 
-    def extra_repr(self):
-        return f"{self.padding}"
+
+class ZeroPad3d(_ZeroPadMixin, ConstantPad3d):
+    pass
 
 
 class _ReflectionPadNd(_PadNd):
@@ -138,7 +136,7 @@ class _CircularPadNd(_PadNd):
 
     def forward(self, input):
         self._check_input_dim(input)
-        return F.pad(input, self.padding, "circular")
+        return super().forward(input)
 
 
 class CircularPad1d(_CircularPadNd):
