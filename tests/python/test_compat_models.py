@@ -1,4 +1,5 @@
-"""oar.compat on ordinary PyTorch model programs: an LSTM tagger, a Transformer classifier and a VAE.
+"""oar.compat on ordinary PyTorch model programs: an LSTM tagger, a Transformer classifier, a VAE, a minGPT-style
+character model and a CNN + BiGRU + CRF tagger.
 
 Each program in compat_scripts/ runs unchanged under `python -m oar.compat`
 on every oar device (its --device flag) and must learn; the losses it prints
@@ -152,3 +153,22 @@ def test_char_gpt_matches_pytorch(on_oar, torch_python):
     # generate(top_k=1): topk filtering leaves one candidate, which multinomial must draw
     greedy = [line for line in ours.splitlines() if line.startswith("greedy sample:")]
     assert greedy and greedy[0] in theirs.splitlines(), (ours, theirs)
+
+
+# -- character CNN + BiGRU + CRF tagger -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_crf_tagger_learns(on_oar, device):
+    out = _same_as_cpu(on_oar, "crf_tagger.py", device)
+    epoch_losses = losses(out)
+    assert len(epoch_losses) == 6 and epoch_losses[-1] < 0.8 * epoch_losses[0], out
+    accuracy = _floats_after("viterbi accuracy:", out)
+    assert accuracy[-1] > accuracy[0] + 0.2, out
+
+
+def test_crf_tagger_matches_pytorch(on_oar, torch_python):
+    ours = on_oar("crf_tagger.py", DEVICES[0])
+    theirs = ok(run_torch(torch_python, script("crf_tagger.py")))
+    assert_same_losses(ours, theirs)
+    np.testing.assert_allclose(_floats_after("viterbi accuracy:", ours), _floats_after("viterbi accuracy:", theirs),
+                               atol=0.01)
