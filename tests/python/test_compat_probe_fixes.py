@@ -54,3 +54,12 @@ def test_distribution_repr_shows_sizes():
     for ours, theirs in pairs:
         assert repr(ours).replace("oar.", "") == repr(theirs).replace("torch.", "")
     assert repr(D.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
+
+
+def test_manual_seed_returns_the_default_generator():
+    g = oar.manual_seed(3)  # torch.manual_seed returns torch.default_generator; scripts pass it as generator=
+    assert g is oar.default_generator and oar.initial_seed() == 3
+    first = oar.randn(4)
+    assert oar.equal(oar.randn(4, generator=oar.manual_seed(3)), first)
+    oar.manual_seed(-1)  # wraps modulo 2**64, as torch
+    assert oar.initial_seed() == 2 ** 64 - 1

@@ -4,7 +4,7 @@ Tensors live on a device chosen by OAR_DEVICE (default "cpu"); every op is
 dispatched to that device's plugin. Names and semantics follow PyTorch.
 """
 from . import _C
-from ._C import (Tensor, device, dtype, from_dlpack, manual_seed, initial_seed, info,
+from ._C import (Tensor, device, dtype, from_dlpack, initial_seed, info,
                  OarError, ShapeError, DTypeError, DeviceError, IndexError, ValueError,
                  NotImplementedError, PluginError, IOError, GraphError)
 from ._dtypes import *  # noqa: F401,F403  float32, int64, ...
@@ -12,7 +12,7 @@ from ._ops import ops
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like,
                         arange, rand, randn, randint, from_numpy, eye, rand_like, randn_like, randint_like,
                         linspace, randperm, Generator, default_generator, get_rng_state, set_rng_state,
-                        get_default_dtype, set_default_dtype)
+                        get_default_dtype, set_default_dtype, manual_seed)
 from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, where, ...
 from ._torch_signatures import *  # noqa: F401,F403  ops whose torch signature is not the catalog's
 from ._tensor_math import *  # noqa: F401,F403  math, comparison, reduction, scan, sort/select functions

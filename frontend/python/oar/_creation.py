@@ -284,6 +284,12 @@ class _DefaultGenerator(Generator):
 default_generator = _DefaultGenerator()
 
 
+def manual_seed(seed):
+    """Seeds the global stream and returns oar.default_generator, as torch.manual_seed does (scripts keep
+    the result and pass it as generator=)."""
+    return default_generator.manual_seed(seed)
+
+
 def get_rng_state():
     """The global random state as a uint8 tensor (seed and offset), for set_rng_state."""
     return default_generator.get_state()
