@@ -4,14 +4,14 @@ import numbers
 from .. import _creation
 from .._ops import ops
 from . import constraints
-from .distribution import Distribution
+from ._probs_logits import _BinaryProbsLogits
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, expand_to, lazy_property, logits_to_probs, probs_to_logits, softplus
+from .utils import expand_to, softplus
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0; give exactly one of the two."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -19,41 +19,15 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
+        given, param, _ = self._set_probs_or_logits(probs, logits)
         super().__init__(() if isinstance(given, numbers.Number) else param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = expand_to(self.probs, batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = expand_to(self.logits, batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_probs_or_logits(Bernoulli, batch_shape, _instance)
 
     @property
     def param_shape(self):
         return tuple(self._param.shape)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):

@@ -3,14 +3,14 @@ from .. import _C, autograd
 from .._ops import ops
 from . import constraints
 from ._discrete_sampling import binomial
+from ._probs_logits import _BinaryProbsLogits
 from .distribution import Distribution
-from .utils import (batch_shape_of, broadcast_all, expand_to, lazy_property, logits_to_probs, probs_to_logits,
-                    softplus)
+from .utils import batch_shape_of, softplus
 
 __all__ = ["Binomial"]
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryProbsLogits, Distribution):
     """The number of successes in total_count independent trials of probability probs (or sigmoid(logits));
     total_count broadcasts with the probabilities."""
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -18,41 +18,16 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        total, param = broadcast_all(total_count, given)
+        given, param, (total,) = self._set_probs_or_logits(probs, logits, total_count)
         self.total_count = total.to(param.dtype)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
         super().__init__(batch_shape_of([total_count, given], param), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = tuple(batch_shape)
-        new.total_count = expand_to(self.total_count, batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, expand_to(self.__dict__[name], batch_shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_probs_or_logits(Binomial, batch_shape, _instance, ["total_count"])
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -6,29 +6,22 @@ import math
 from .. import autograd
 from .._ops import ops
 from . import constraints
-from .distribution import Distribution
+from ._probs_logits import _BinaryProbsLogits
 from .exp_family import ExponentialFamily
-from .utils import (batch_shape_of, broadcast_all, clamp_probs, expand_to, full_like, lazy_property,
-                    logits_to_probs, probs_to_logits, rand_like_shape, softplus, zeros_like)
+from .utils import (batch_shape_of, clamp_probs, full_like, lazy_property, logits_to_probs, rand_like_shape,
+                    softplus, zeros_like)
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryProbsLogits, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
+        given, param, _ = self._set_probs_or_logits(probs, logits)
         self._lims = lims
         super().__init__(batch_shape_of([given], param), validate_args=validate_args)
         if probs is not None:
@@ -36,23 +29,12 @@ class ContinuousBernoulli(ExponentialFamily):
         self._param = self.probs if probs is not None else self.logits
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
+        new = self._expand_probs_or_logits(ContinuousBernoulli, batch_shape, _instance)
         new._lims = self._lims
-        batch_shape = tuple(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, expand_to(self.__dict__[name], batch_shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
+    def probs(self):  # kept off 0 and 1 (logits come from the mixin)
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     @property

@@ -2,28 +2,20 @@
 from .. import autograd
 from .._ops import ops
 from . import constraints
+from ._probs_logits import _BinaryProbsLogits
 from .distribution import Distribution
-from .utils import (all_true, batch_shape_of, broadcast_all, expand_to, finfo, lazy_property, logits_to_probs,
-                    probs_to_logits, rand_like_shape, softplus, zeros_like)
+from .utils import all_true, batch_shape_of, finfo, rand_like_shape, softplus, zeros_like
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryProbsLogits, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, ...; probs in (0, 1]."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
+        given, param, _ = self._set_probs_or_logits(probs, logits)
         super().__init__(batch_shape_of([given], param), validate_args=validate_args)
         if self._validate_args and probs is not None and not all_true(self.probs > 0):
             value = self.probs
@@ -32,23 +24,7 @@ class Geometric(Distribution):
                              f"invalid values:\n{value}")
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = tuple(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, expand_to(self.__dict__[name], batch_shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+        return self._expand_probs_or_logits(Geometric, batch_shape, _instance)
 
     @property
     def mean(self):

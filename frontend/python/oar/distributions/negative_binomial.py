@@ -5,52 +5,27 @@ from .. import autograd
 from .._ops import ops
 from . import constraints
 from ._discrete_sampling import poisson
+from ._probs_logits import _BinaryProbsLogits
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import (batch_shape_of, broadcast_all, expand_to, lazy_property, logits_to_probs, probs_to_logits,
-                    softplus, zeros_like)
+from .utils import batch_shape_of, lazy_property, softplus, zeros_like
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryProbsLogits, Distribution):
     """P(k) = C(k + r - 1, k) p^k (1 - p)^r for r = total_count > 0 (real), k = 0, 1, ..."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        total, param = broadcast_all(total_count, given)
+        given, param, (total,) = self._set_probs_or_logits(probs, logits, total_count)
         self.total_count = total.to(param.dtype)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
         super().__init__(batch_shape_of([total_count, given], param), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = tuple(batch_shape)
-        new.total_count = expand_to(self.total_count, batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, expand_to(self.__dict__[name], batch_shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+        return self._expand_probs_or_logits(NegativeBinomial, batch_shape, _instance, ["total_count"])
 
     @property
     def param_shape(self):

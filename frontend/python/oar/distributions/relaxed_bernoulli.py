@@ -4,11 +4,11 @@ logit-space LogitRelaxedBernoulli (torch.distributions.RelaxedBernoulli)."""
 from .. import _C
 from .._ops import ops
 from . import constraints
+from ._probs_logits import _BinaryProbsLogits
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import (batch_shape_of, broadcast_all, clamp_probs, expand_to, lazy_property, logits_to_probs,
-                    probs_to_logits, rand_like_shape, softplus)
+from .utils import batch_shape_of, clamp_probs, expand_to, rand_like_shape, softplus
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -19,44 +19,21 @@ def _temperature(temperature, like):
     return _C.tensor(float(temperature), like.dtype, like.device)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
     """(logit(U) + logits) / temperature for U uniform: the logit of a RelaxedBernoulli sample."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
     has_rsample = False  # as in torch 1.13, though rsample works (RelaxedBernoulli says True)
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
+        given, param, _ = self._set_probs_or_logits(probs, logits)
         self.temperature = _temperature(temperature, param)
         super().__init__(batch_shape_of([given], param), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = tuple(batch_shape)
+        new = self._expand_probs_or_logits(LogitRelaxedBernoulli, batch_shape, _instance)
         new.temperature = self.temperature
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, expand_to(self.__dict__[name], batch_shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
