@@ -63,3 +63,17 @@ def test_manual_seed_returns_the_default_generator():
     assert oar.equal(oar.randn(4, generator=oar.manual_seed(3)), first)
     oar.manual_seed(-1)  # wraps modulo 2**64, as torch
     assert oar.initial_seed() == 2 ** 64 - 1
+
+
+def test_cross_entropy_names_float_class_indices():
+    # labels from a float NumPy array: torch says "expected scalar type Long but found Float" (a RuntimeError)
+    import pytest
+    F = oar.nn.functional
+    with pytest.raises(RuntimeError, match="integer dtype .int64.*got oar.float32"):
+        F.cross_entropy(oar.zeros(2, 3), oar.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="integer dtype"):
+        oar.nn.CrossEntropyLoss()(oar.zeros(4, 3, 5), oar.zeros(4, 5))
+    with pytest.raises(RuntimeError, match="probability targets must have the input's shape"):
+        F.cross_entropy(oar.zeros(2, 3), oar.zeros(1, 3))
+    assert abs(F.cross_entropy(oar.zeros(2, 3), oar.full((2, 3), 1 / 3)).item() - 1.0986123) < 1e-5
+    assert F.cross_entropy(oar.zeros(2, 3), oar.tensor([0.0, 1.0]).long()).item() > 0

@@ -2,7 +2,7 @@
 compositions of simpler ops for class weights, probability targets and the BCE/Huber family."""
 import warnings
 
-from .._C import Tensor, ShapeError
+from .._C import Tensor, ShapeError, DTypeError
 from .._ops import ops
 from .. import _functions as _fn
 
@@ -83,6 +83,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_tensor(input, "input", "cross_entropy")
     _check_tensor(target, "target", "cross_entropy")
     if target.is_floating_point():  # soft labels
+        if target.ndim == input.ndim - 1 and tuple(target.shape) != tuple(input.shape):
+            # class indices kept as floats (labels from a float NumPy array): say so, as torch's "expected Long"
+            raise DTypeError(f"cross_entropy(): expected class-index targets of an integer dtype (int64), got "
+                             f"{target.dtype} of shape {tuple(target.shape)}; a floating target is read as class "
+                             f"probabilities and must have the input's shape {tuple(input.shape)} (use target.long())")
         if tuple(target.shape) != tuple(input.shape):
             raise ShapeError(f"cross_entropy(): probability targets must have the input's shape "
                              f"{tuple(input.shape)}, got {tuple(target.shape)}")
