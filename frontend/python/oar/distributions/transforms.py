@@ -72,6 +72,10 @@ class Transform:
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
             return self
+        return self._with_cache(cache_size)
+
+    def _with_cache(self, cache_size):
+        """A copy with another cache_size: subclasses with constructor arguments override this."""
         if type(self).__init__ is Transform.__init__:
             return type(self)(cache_size=cache_size)
         raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
@@ -243,9 +247,7 @@ class ComposeTransform(Transform):
             inv._inv = weakref.ref(self)
         return inv
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache(self, cache_size):
         return ComposeTransform(self.parts, cache_size=cache_size)
 
     def __call__(self, x):
@@ -294,9 +296,7 @@ class IndependentTransform(Transform):
         self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache(self, cache_size):
         return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
 
     @constraints.dependent_property(is_discrete=False)
@@ -356,9 +356,7 @@ class ReshapeTransform(Transform):
     def codomain(self):
         return constraints.independent(constraints.real, len(self.out_shape))
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache(self, cache_size):
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
     def _call(self, x):
@@ -390,17 +388,27 @@ class ReshapeTransform(Transform):
         return shape[:cut] + new
 
 
-class ExpTransform(Transform):
+class _ParameterFreeTransform(Transform):
+    """A transform without parameters: equal to any instance of its class (torch's
+    `isinstance(other, ExpTransform)`), compared by that class even in a user's subclass of it."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if _ParameterFreeTransform in cls.__bases__:
+            cls._eq_class = cls
+
+    def __eq__(self, other):
+        return isinstance(other, self._eq_class)
+
+    __hash__ = object.__hash__
+
+
+class ExpTransform(_ParameterFreeTransform):
     """y = exp(x)."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return ops.exp(x)
@@ -424,9 +432,7 @@ class PowerTransform(Transform):
             raise TypeError(f"PowerTransform expects a number or Tensor exponent, got {type(exponent).__name__}")
         self.exponent = exponent
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache(self, cache_size):
         return PowerTransform(self.exponent, cache_size=cache_size)
 
     @property
@@ -450,21 +456,15 @@ class PowerTransform(Transform):
     def forward_shape(self, shape):
         return broadcast_shape(shape, getattr(self.exponent, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return broadcast_shape(shape, getattr(self.exponent, "shape", ()))
+    inverse_shape = forward_shape  # the same shape both ways
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFreeTransform):
     """y = sigmoid(x), kept inside (0, 1) in floating point."""
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return clamp_probs(ops.sigmoid(x))
@@ -478,17 +478,12 @@ class SigmoidTransform(Transform):
         return -softplus(-x) - softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFreeTransform):
     """y = log(1 + exp(x))."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return softplus(x)
@@ -500,18 +495,13 @@ class SoftplusTransform(Transform):
         return -softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFreeTransform):
     """y = tanh(x). The inverse is atanh, infinite at y = +-1: with cache_size=1 a sample's own
     log_prob does not need it."""
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return ops.tanh(x)
@@ -524,15 +514,10 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFreeTransform):
     """y = |x| (not injective: the inverse gives the positive root)."""
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return ops.abs(x)
@@ -563,9 +548,7 @@ class AffineTransform(Transform):
     def codomain(self):
         return constraints.real if self._event_dim == 0 else constraints.independent(constraints.real, self._event_dim)
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache(self, cache_size):
         return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
 
     def __eq__(self, other):
@@ -601,20 +584,14 @@ class AffineTransform(Transform):
     def forward_shape(self, shape):
         return broadcast_shape(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return broadcast_shape(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+    inverse_shape = forward_shape  # the same shape both ways
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFreeTransform):
     """Real vectors to the simplex by softmax over the last dim (not injective: no log-det-Jacobian);
     the inverse gives log(y), one of the preimages."""
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return ops.softmax(x, dim=-1)
@@ -627,22 +604,14 @@ class SoftmaxTransform(Transform):
             raise ValueError("Too few dimensions on input")
         return tuple(shape)
 
-    def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return tuple(shape)
+    inverse_shape = forward_shape  # the same shape both ways
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFreeTransform):
     """R^(K-1) to the K-simplex by stick breaking: bijective, with a log-det-Jacobian (biject_to(simplex))."""
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _log_offset(x, n):
@@ -680,16 +649,11 @@ class StickBreakingTransform(Transform):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFreeTransform):
     """Square matrices to lower-triangular ones with a positive diagonal: the strict lower part is kept,
     the diagonal exponentiated (the upper part dropped, so not injective)."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return ops.tril(x, diagonal=-1) + ops.diag_embed(ops.exp(ops.diagonal(x, dim1=-2, dim2=-1)))
@@ -712,9 +676,7 @@ class CumulativeDistributionTransform(Transform):
     def domain(self):
         return self.distribution.support
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
+    def _with_cache(self, cache_size):
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
 
     def _call(self, x):
