@@ -137,31 +137,47 @@ class ModuleList(Module):
         raise NotImplementedError("ModuleList has no forward(); iterate over it and call the modules")
 
 
-class ModuleDict(Module):
+class _MemberDict:
+    """The dict interface that ModuleDict and ParameterDict share: keys, items and values of the module's
+    own _modules / _parameters (named by _members), so the entries are the registered children / parameters."""
+    _members = None
+
+    def __getitem__(self, key):
+        return getattr(self, self._members)[key]
+
+    def __delitem__(self, key):
+        del getattr(self, self._members)[key]
+
+    def __len__(self):
+        return len(getattr(self, self._members))
+
+    def __iter__(self):
+        return iter(getattr(self, self._members))
+
+    def __contains__(self, key):
+        return key in getattr(self, self._members)
+
+    def keys(self):
+        return getattr(self, self._members).keys()
+
+    def items(self):
+        return getattr(self, self._members).items()
+
+    def values(self):
+        return getattr(self, self._members).values()
+
+
+class ModuleDict(_MemberDict, Module):
     """An ordered dict of modules, registered as children under their keys."""
+    _members = "_modules"
 
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key):
-        return self._modules[key]
-
     def __setitem__(self, key, module):
         self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
 
     def clear(self):
         self._modules.clear()
@@ -170,15 +186,6 @@ class ModuleDict(Module):
         v = self[key]
         del self[key]
         return v
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()
 
     def update(self, modules):
         items = modules.items() if hasattr(modules, "items") else modules
@@ -228,40 +235,17 @@ class ParameterList(Module):
         return self
 
 
-class ParameterDict(Module):
+class ParameterDict(_MemberDict, Module):
     """An ordered dict of parameters registered under their keys."""
+    _members = "_parameters"
 
     def __init__(self, parameters=None):
         super().__init__()
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key):
-        return self._parameters[key]
-
     def __setitem__(self, key, value):
         self.register_parameter(key, _as_param(value))
-
-    def __delitem__(self, key):
-        del self._parameters[key]
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def items(self):
-        return self._parameters.items()
-
-    def values(self):
-        return self._parameters.values()
 
     def update(self, parameters):
         for k, v in (parameters.items() if hasattr(parameters, "items") else parameters):
