@@ -19,6 +19,24 @@ def _temperature(temperature, like):
     return _C.tensor(float(temperature), like.dtype, like.device)
 
 
+class _RelaxedDistribution(TransformedDistribution):
+    """RelaxedBernoulli and RelaxedOneHotCategorical: a transformed relaxed base whose temperature, logits and
+    probs they show."""
+    has_rsample = True
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
 class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
     """(logit(U) + logits) / temperature for U uniform: the logit of a RelaxedBernoulli sample."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -52,12 +70,11 @@ class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
         return ops.log(self.temperature) + diff - 2 * softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_RelaxedDistribution):
     """sigmoid of a LogitRelaxedBernoulli: values in (0, 1) that approach Bernoulli draws as the
     temperature goes to 0; rsample is differentiable in probs/logits."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
-    has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = LogitRelaxedBernoulli(temperature, probs, logits)
@@ -66,15 +83,3 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

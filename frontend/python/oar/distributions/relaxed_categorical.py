@@ -6,8 +6,7 @@ from .._ops import ops
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .relaxed_bernoulli import _temperature
-from .transformed_distribution import TransformedDistribution
+from .relaxed_bernoulli import _RelaxedDistribution, _temperature
 from .transforms import ExpTransform
 from .utils import clamp_probs, rand_like_shape
 
@@ -65,12 +64,11 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedDistribution):
     """exp of an ExpRelaxedCategorical: points of the simplex that approach one-hot draws as the
     temperature goes to 0; rsample is differentiable in probs/logits."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     support = constraints.simplex
-    has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
@@ -79,15 +77,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
