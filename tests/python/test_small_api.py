@@ -67,6 +67,26 @@ def test_integer_division_by_zero_raises():
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_integer_division_is_exact_at_every_magnitude(device):
+    # Hash-style ids past 2**53, where a float64 quotient rounds, and int64's limits.
+    lo, hi = -2**63, 2**63 - 1
+    A2 = [2**62 + 3, -(2**62 + 3), 2**53 + 1, hi, lo, lo + 1, 123456789123456789, -7]
+    B2 = [2, 2, 3, 1000000007, 7, -1, 1000003, 2]
+    a, b = oar.tensor(A2, device=device), oar.tensor(B2, device=device)
+    assert (a % b).tolist() == [x % y for x, y in zip(A2, B2)]
+    assert (a // b).tolist() == [x // y for x, y in zip(A2, B2)]
+    trunc = [abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1) for x, y in zip(A2, B2)]
+    assert oar.div(a, b, rounding_mode="trunc").tolist() == trunc
+    assert oar.fmod(a, b).tolist() == [x - t * y for x, y, t in zip(A2, B2, trunc)]
+    # int64's minimum over -1 wraps to itself, as in PyTorch (no crash)
+    m = oar.tensor([lo], device=device)
+    assert (m // -1).tolist() == [lo] and (m % -1).tolist() == [0]
+    assert (oar.tensor([-128], dtype=oar.int8, device=device) // -1).tolist() == [-128]
+    u = oar.tensor([250, 7], dtype=oar.uint8, device=device)
+    assert (u // oar.tensor([255, 3], dtype=oar.uint8, device=device)).tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_div_rounding_modes(device):
     a, b = oar.tensor(A, device=device), oar.tensor(B, device=device)
     np.testing.assert_allclose(N(oar.div(a, b)), np.array(A) / np.array(B), rtol=1e-6)

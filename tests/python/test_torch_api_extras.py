@@ -153,6 +153,10 @@ def test_set_default_dtype():
     assert oar.tensor([1]).dtype == oar.int64
     assert oar.tensor(np.ones(2, np.float32)).dtype == oar.float32  # an array keeps its own dtype
     assert oar.finfo().bits == 64
+    # torch.Tensor(...) is the default dtype's tensor; the legacy classes keep their own dtype
+    assert oar.Tensor([1, 2]).dtype == oar.float64 and oar.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert oar.Tensor(2, 3).dtype == oar.float64 and tuple(oar.Tensor(2, 3).shape) == (2, 3)
+    assert oar.Tensor().dtype == oar.float64 and oar.FloatTensor([1]).dtype == oar.float32
     nn = oar.nn
     for module in (nn.Linear(2, 3), nn.Conv2d(1, 2, 3), nn.LayerNorm(4), nn.BatchNorm2d(2), nn.Embedding(5, 2),
                    nn.LSTM(2, 3), nn.MultiheadAttention(4, 2), nn.PReLU()):
@@ -161,7 +165,7 @@ def test_set_default_dtype():
     assert out.dtype == oar.float64
     oar.set_default_dtype(oar.float32)
     assert nn.Linear(2, 3).weight.dtype == oar.float32
-    assert oar.tensor([1.5]).dtype == oar.float32
+    assert oar.tensor([1.5]).dtype == oar.float32 and oar.Tensor([1.5]).dtype == oar.float32
     with pytest.raises(TypeError):
         oar.set_default_dtype(oar.int64)
 

@@ -119,21 +119,25 @@ divide = div
 
 
 # ---- rounded division and remainders ----
-# Integers are divided in float64, exact for |values| <= 2**53 (a quotient just below an
-# integer stays below it), since the catalog has no integer division kernel.
+# Integers divide in their own type (the catalog's int_* ops), exact at every magnitude;
+# PyTorch raises ZeroDivisionError for an integer zero divisor, so the divisor is checked first.
 def _check_int_divisor(b):
-    if bool(ops.sum(b == 0).item()):
+    # A traced graph cannot read values on the host; its kernels give 0 for a zero divisor.
+    if not _C.is_tracing() and bool(ops.sum(b == 0).item()):
         raise ZeroDivisionError("integer division by zero")
 
 
-def _floor_int_div(a, b):
-    _check_int_divisor(b)
-    return ops.floor(a.to(dtype=_D.float64) / b.to(dtype=_D.float64)).to(dtype=a.dtype)
+def _int_op(name):
+    def divide(a, b):
+        _check_int_divisor(b)
+        return getattr(ops, name)(a, b)
+    return divide
 
 
-def _trunc_int_div(a, b):
-    _check_int_divisor(b)
-    return trunc(a.to(dtype=_D.float64) / b.to(dtype=_D.float64)).to(dtype=a.dtype)
+_floor_int_div = _int_op("int_floor_divide")
+_trunc_int_div = _int_op("int_trunc_divide")
+_int_remainder = _int_op("int_remainder")
+_int_fmod = _int_op("int_fmod")
 
 
 def _floor_float_div(a, b):
@@ -174,12 +178,12 @@ def _remainder_float(a, b):
 
 def remainder(a, b):
     """a % b with the sign of b (Python's rule: -7 % 2 == 1)."""
-    return _rounded_divide(a, b, lambda x, y: x - _floor_int_div(x, y) * y, _remainder_float)
+    return _rounded_divide(a, b, _int_remainder, _remainder_float)
 
 
 def fmod(a, b):
     """C's fmod: the remainder with the sign of a (-7 fmod 2 == -1)."""
-    return _rounded_divide(a, b, lambda x, y: x - _trunc_int_div(x, y) * y, ops.fmod)
+    return _rounded_divide(a, b, _int_fmod, ops.fmod)
 
 
 def matmul(a, b):

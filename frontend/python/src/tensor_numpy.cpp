@@ -49,19 +49,24 @@ Tensor host_readable(const Tensor& x) {
   return host;
 }
 
+// torch.Tensor's dtype: the default floating dtype (float32 unless set_default_dtype changed it).
+DType default_float_dtype() {
+  return nb::cast<DType>(nb::module_::import_("oar._creation").attr("get_default_dtype")());
+}
+
 void init_tensor(Tensor* self, nb::args args) {
-  // Tensor() / Tensor(2, 3) -> empty float32; Tensor(t) -> alias of t without
-  // history; Tensor(data) -> float32 copy of nested sequences or an array.
+  // Tensor() / Tensor(2, 3) -> empty tensor of the default dtype; Tensor(t) -> alias of t
+  // without history; Tensor(data) -> a copy of nested sequences or an array in the default dtype.
   if (args.size() == 0) {
-    new (self) Tensor(Tensor::empty({0}));
+    new (self) Tensor(Tensor::empty({0}, default_float_dtype()));
   } else if (args.size() == 1 && nb::isinstance<Tensor>(args[0])) {
     new (self) Tensor(nb::inst_ptr<Tensor>(args[0])->detach());
   } else if (PyLong_Check(args[0].ptr())) {
     Shape s;
     for (nb::handle e : args) s.push_back(nb::cast<int64_t>(e));
-    new (self) Tensor(Tensor::empty(s));
+    new (self) Tensor(Tensor::empty(s, default_float_dtype()));
   } else if (args.size() == 1) {
-    new (self) Tensor(tensor_from_data(args[0], DType::f32, Device::default_device()));
+    new (self) Tensor(tensor_from_data(args[0], default_float_dtype(), Device::default_device()));
   } else {
     throw nb::type_error("Tensor(): expected sizes, a sequence or a tensor");
   }

@@ -391,6 +391,22 @@ std::unordered_map<std::string, Emitter> make_emitters() {
   };
   e["clamp"] = clamp_op;
   e["fmod"] = [](Ctx& c) { set_attr(c.b.node("Mod", {c.in[0], c.in[1]}, {c.out[0]}), "fmod", int64_t(1)); };
+  // Integer division: ONNX's integer Div truncates and Mod picks C's or Python's remainder; the
+  // floor quotient is the truncated one less 1 where C's remainder is nonzero with the sign
+  // opposite to b's (no intermediate leaves the type, unlike (a - a mod b) / b near its limits).
+  e["int_trunc_divide"] = same("Div");
+  e["int_fmod"] = e["fmod"];
+  e["int_remainder"] = [](Ctx& c) { set_attr(c.b.node("Mod", {c.in[0], c.in[1]}, {c.out[0]}), "fmod", int64_t(0)); };
+  e["int_floor_divide"] = [](Ctx& c) {
+    const DType d = c.out_meta(0).dtype;
+    std::string r = c.b.fresh("Mod");
+    set_attr(c.b.node("Mod", {c.in[0], c.in[1]}, {r}), "fmod", int64_t(1));
+    std::string zero = c.b.scalar(0, d);
+    std::string inexact = c.b.op("Not", {c.b.op("Equal", {r, zero})});
+    std::string signs_differ = c.b.op("Xor", {c.b.op("Less", {r, zero}), c.b.op("Less", {c.in[1], zero})});
+    std::string adjust = c.b.cast(c.b.op("And", {inexact, signs_differ}), DType::boolean, d);
+    c.b.node("Sub", {c.b.op("Div", {c.in[0], c.in[1]}), adjust}, {c.out[0]});
+  };
 
   e["sum"] = reduction("ReduceSum", true);
   e["prod"] = reduction("ReduceProd", true);

@@ -32,14 +32,12 @@ Mapper variadic(const char* op, bool mean = false) {
   };
 }
 
-bool integral_or_bool(DType d) { return !is_floating(d); }
-
 Value* div_mapping(NodeContext& c, Value* a, Value* b) {
-  if (!integral_or_bool(c.dtype(a))) return c.div(a, b);
-  // ONNX integer Div truncates; oar's div is true division.
   DType d = c.dtype(a);
-  Value* q = c.div(c.cast(a, DType::f64), c.cast(b, DType::f64));
-  return c.cast(q, d);  // cast truncates toward zero
+  if (is_floating(d)) return c.div(a, b);
+  // ONNX integer Div truncates; oar's div is true division.
+  if (d != DType::boolean) return c.op("int_trunc_divide", {a, c.cast(b, d)});
+  return c.cast(c.div(c.cast(a, DType::f64), c.cast(b, DType::f64)), d);  // cast truncates toward zero
 }
 
 Value* pow_mapping(NodeContext& c, Value* base, Value* exponent) {
@@ -54,16 +52,9 @@ Value* mod_mapping(NodeContext& c, Value* a, Value* b, bool fmod) {
   DType d = c.dtype(a);
   if (is_floating(d) && !fmod) c.invalid("fmod must be 1 for floating-point inputs");
   if (is_floating(d)) return c.op("fmod", {a, b});
-  Value* af = c.cast(a, DType::f64);
-  Value* bf = c.cast(b, DType::f64);
-  Value* r = c.op("fmod", {af, bf});  // C's %: the sign of the dividend
-  if (!fmod) {
-    // Python's %: the sign of the divisor
-    Value* zero = c.scalar(0, DType::f64);
-    Value* fix = c.op("logical_and", {c.op("ne", {r, zero}), c.op("ne", {c.op("lt", {r, zero}), c.op("lt", {bf, zero})})});
-    r = c.where(fix, c.add(r, bf), r);
-  }
-  return c.cast(r, d);
+  if (d == DType::boolean) c.invalid("Mod is not defined for bool inputs");
+  // fmod = 1: C's %, the sign of the dividend; fmod = 0: Python's %, the sign of the divisor.
+  return c.op(fmod ? "int_fmod" : "int_remainder", {a, c.cast(b, d)});
 }
 
 Value* clip_mapping(NodeContext& c) {
