@@ -137,7 +137,7 @@ struct RefConv {
 
   // y[n, oc] = bias[oc] + sum over the group's channels and the kernel window.
   void forward(const T* x, const T* w, const T* bias, T* y) const {
-    kp::cpu::parallel_for(N * OC, 1, [&](int64_t lo, int64_t hi) {
+    kp::cpu::parallel_for(N * OC, kp::cpu::grain_for_work(OH * OW * Cg * KH * KW), [&](int64_t lo, int64_t hi) {
       for (int64_t no = lo; no < hi; ++no) {
         int64_t n = no / OC, oc = no % OC, c0 = (oc / OCg) * Cg;
         for (int64_t oh = 0; oh < OH; ++oh)
@@ -161,7 +161,7 @@ struct RefConv {
 
   // grad_x[n, c, ih, iw]: gathers every (oc, kh, kw) whose window covers (ih, iw).
   void backward_data(const T* gy, const T* w, T* gx) const {
-    kp::cpu::parallel_for(N * C, 1, [&](int64_t lo, int64_t hi) {
+    kp::cpu::parallel_for(N * C, kp::cpu::grain_for_work(H * W * OCg * KH * KW), [&](int64_t lo, int64_t hi) {
       for (int64_t nc = lo; nc < hi; ++nc) {
         int64_t n = nc / C, c = nc % C, grp = c / Cg, ic = c % Cg;
         for (int64_t ih = 0; ih < H; ++ih)
@@ -186,7 +186,7 @@ struct RefConv {
 
   // grad_w[oc, ic, kh, kw] = sum over batch and output positions of grad_y * x.
   void backward_weight(const T* gy, const T* x, T* gw) const {
-    kp::cpu::parallel_for(OC * Cg, 1, [&](int64_t lo, int64_t hi) {
+    kp::cpu::parallel_for(OC * Cg, kp::cpu::grain_for_work(KH * KW * N * OH * OW), [&](int64_t lo, int64_t hi) {
       for (int64_t oi = lo; oi < hi; ++oi) {
         int64_t oc = oi / Cg, ic = oi % Cg, c = (oc / OCg) * Cg + ic;
         for (int64_t kh = 0; kh < KH; ++kh)

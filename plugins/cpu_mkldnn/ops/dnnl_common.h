@@ -184,7 +184,7 @@ void strided_copy_impl(const oar_tensor_view& v, void* dense, bool to_dense) {
   W* buf = static_cast<W*>(dense);
   int32_t nd = v.ndim;
   int64_t inner = nd ? v.shape[nd - 1] : 1, istride = nd ? v.strides[nd - 1] : 0;
-  kp::cpu::parallel_for(n / inner, 1024, [&](int64_t b, int64_t e) {
+  kp::cpu::parallel_for(n / inner, std::max<int64_t>(1, kp::cpu::kGrainSize / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       int64_t off = 0, r = row;
       for (int32_t d = nd - 2; d >= 0; --d) {

@@ -35,8 +35,7 @@ void dot_linear(const sdk::KernelArgs& a, const Sizes& s, T* y) {
   const T* x = sdk::data_of<T>(a.input(0));
   const T* w = sdk::data_of<T>(a.input(1));
   const T* b = s.bias ? sdk::data_of<T>(a.input(2)) : nullptr;
-  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.n * s.k));
-  kp::cpu::parallel_for(s.m, grain, [&](int64_t lo, int64_t hi) {
+  kp::cpu::parallel_for(s.m, kp::cpu::grain_for_work(s.n * s.k), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
       const T* xr = x + i * s.k;
       for (int64_t j = 0; j < s.n; ++j) {

@@ -190,7 +190,7 @@ void ref_matmul(const oar_tensor_view& va, const oar_tensor_view& vb, const oar_
     }
     return off;
   };
-  kp::cpu::parallel_for(batch * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, N * K)), [&](int64_t lo, int64_t hi) {
+  kp::cpu::parallel_for(batch * M, kp::cpu::grain_for_work(N * K), [&](int64_t lo, int64_t hi) {
     std::vector<Acc> row(static_cast<size_t>(N));
     for (int64_t r = lo; r < hi; ++r) {
       int64_t bi = r / M, m = r % M;

@@ -13,6 +13,17 @@ namespace oar::kp::cpu {
 
 constexpr int64_t kGrainSize = 32768;
 
+// Compute-bound loops (a matmul row, a convolution plane) split into chunks of
+// at least this many multiply-adds (~50 us of work): a smaller parallel region
+// costs more in wake-ups than it saves, and far more when another process
+// holds a core and the region's barrier waits for a descheduled thread.
+constexpr int64_t kGrainMultiplyAdds = int64_t(1) << 18;
+
+// Items per chunk for a loop whose items cost `work_per_item` multiply-adds each.
+inline int64_t grain_for_work(int64_t work_per_item) {
+  return work_per_item >= kGrainMultiplyAdds ? 1 : kGrainMultiplyAdds / (work_per_item > 0 ? work_per_item : 1);
+}
+
 // Calls f(begin, end) over [0, n) in chunks, in parallel when n is large.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
