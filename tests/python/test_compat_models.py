@@ -36,7 +36,7 @@ def on_oar(digits_npz):
         if (name, device) not in runs:
             extra = ["--data", digits_npz] if name == "vae.py" else []
             out = ok(run_compat(script(name), "--device", device, *extra))
-            assert f"parameters on: {device}" in out, out
+            assert f"parameters on: {oar.device(device)}" in out, out
             runs[name, device] = out
         return runs[name, device]
     return run

@@ -20,7 +20,7 @@ def on_oar():
     def run(device):
         if device not in runs:
             out = ok(run_compat(script(NAME), "--device", device))
-            assert f"parameters on: {device}" in out, out
+            assert f"parameters on: {oar.device(device)}" in out, out
             runs[device] = out
         return runs[device]
     return run

@@ -508,3 +508,33 @@ def test_inplace_shape_methods(device):
     assert w.detach_() is w and not w.requires_grad
     with pytest.raises(NotImplementedError, match="detach_"):
         (oar.ones(2, device=device, requires_grad=True) * 2).detach_()
+
+
+# ---- dtype= of reductions and softmax, == None, the CPU device's name ----
+
+def test_dtype_argument_casts_before_the_op(device):
+    x = oar.tensor([[100, 27, 3], [-128, 127, 5]], dtype=oar.int8, device=device)
+    a = np.array([[100, 27, 3], [-128, 127, 5]], np.int64)
+    # cast first: the int8 values sum and multiply in int64 / float64 without wrapping
+    assert x.sum(dtype=oar.int64).item() == a.sum() and oar.sum(x, 1, dtype=oar.int64).tolist() == a.sum(1).tolist()
+    assert x.prod(1, dtype=oar.int64).tolist() == a.prod(1).tolist()
+    m = oar.mean(x, 1, dtype=oar.float64)
+    assert m.dtype == oar.float64 and np.allclose(N(m), a.mean(1))
+    assert x.mean(dtype=oar.float32).item() == pytest.approx(a.mean())
+    f = oar.tensor(RNG.standard_normal((3, 4)).astype(np.float32), device=device)
+    for fn, ref in ((oar.softmax, lambda v: np.exp(v) / np.exp(v).sum(1, keepdims=True)),
+                    (oar.log_softmax, lambda v: v - np.log(np.exp(v).sum(1, keepdims=True)))):
+        y = fn(f, 1, dtype=oar.float64)
+        assert y.dtype == oar.float64
+        np.testing.assert_allclose(N(y), ref(N(f).astype(np.float64)), rtol=1e-12)
+    assert f.softmax(-1, dtype=oar.float64).dtype == oar.float64 and f.log_softmax(dim=0, dtype=oar.float64).dtype == oar.float64
+
+
+def test_comparing_with_none_and_the_cpu_device_name():
+    t = oar.ones(2)
+    assert (t == None) is False and (t != None) is True  # noqa: E711 (what scripts write)
+    assert str(t.device) == "cpu" and repr(t.device) == "device(type='cpu')"
+    assert str(oar.device("cpu:0")) == "cpu" and oar.device("cpu") == t.device and t.device == "cpu"
+    for name in DEVICES:
+        if not name.startswith("cpu"):
+            assert str(oar.device(name)) == name and "index=" in repr(oar.device(name))

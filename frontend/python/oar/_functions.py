@@ -194,17 +194,21 @@ def matmul(a, b):
 mm = bmm = matmul
 
 
+def _as_dtype(x, dtype):
+    """The reductions' and softmax's dtype=: the input is cast first, so the op computes in dtype (torch)."""
+    return x if dtype is None else x.to(dtype=dtype)
+
+
 def sum(x, dim=None, keepdim=False, dtype=None):
-    y = ops.sum(x, dims=_dims(dim), keepdim=keepdim)
-    return y if dtype is None else y.to(dtype=dtype)
+    return ops.sum(_as_dtype(x, dtype), dims=_dims(dim), keepdim=keepdim)
 
 
-def mean(x, dim=None, keepdim=False):
-    return ops.mean(x, dims=_dims(dim), keepdim=keepdim)
+def mean(x, dim=None, keepdim=False, dtype=None):
+    return ops.mean(_as_dtype(x, dtype), dims=_dims(dim), keepdim=keepdim)
 
 
-def prod(x, dim=None, keepdim=False):
-    return ops.prod(x, dims=_dims(dim), keepdim=keepdim)
+def prod(x, dim=None, keepdim=False, dtype=None):
+    return ops.prod(_as_dtype(x, dtype), dims=_dims(dim), keepdim=keepdim)
 
 
 def var(x, dim=None, unbiased=True, keepdim=False, correction=None):
@@ -311,12 +315,12 @@ def clamp(x, min=None, max=None):
 clip = clamp
 
 
-def softmax(x, dim=-1):
-    return ops.softmax(x, dim=dim)
+def softmax(x, dim=-1, dtype=None):
+    return ops.softmax(_as_dtype(x, dtype), dim=dim)
 
 
-def log_softmax(x, dim=-1):
-    return ops.log_softmax(x, dim=dim)
+def log_softmax(x, dim=-1, dtype=None):
+    return ops.log_softmax(_as_dtype(x, dtype), dim=dim)
 
 
 def gather(x, dim, index):

@@ -149,8 +149,12 @@ void bind_tensor(nb::module_& m) {
       })
       .def_prop_ro("type", [](const Device& d) { return d.type_name(); })
       .def_prop_ro("index", [](const Device& d) { return d.index; })
-      .def("__str__", &Device::str)
-      .def("__repr__", [](const Device& d) { return "device(type='" + d.type_name() + "', index=" + std::to_string(d.index) + ")"; })
+      // The host has one device, which PyTorch prints without an index ('cpu'); others keep theirs.
+      .def("__str__", [](const Device& d) { return d.type_name() == "cpu" ? d.type_name() : d.str(); })
+      .def("__repr__", [](const Device& d) {
+        if (d.type_name() == "cpu") return std::string("device(type='cpu')");
+        return "device(type='" + d.type_name() + "', index=" + std::to_string(d.index) + ")";
+      })
       .def("__eq__", [](const Device& a, nb::handle b) {
         try {
           return a == to_device(b);
@@ -277,8 +281,15 @@ void bind_tensor(nb::module_& m) {
       .def("__rmatmul__", [](const Tensor& b, const Tensor& a) { return matmul_any(a, b); })
       .def("__neg__", [](const Tensor& a) { return call1("neg", {a}); })
       .def("__abs__", [](const Tensor& a) { return call1("abs", {a}); })
-      .def("__eq__", [](const Tensor& a, nb::handle b) { return binary("eq", a, b); })
-      .def("__ne__", [](const Tensor& a, nb::handle b) { return binary("ne", a, b); })
+      // t == None is False and t != None True, as in PyTorch (code writes `if mask == None`).
+      .def("__eq__", [](const Tensor& a, nb::handle b) -> nb::object {
+        if (b.is_none()) return nb::bool_(false);
+        return nb::cast(binary("eq", a, b));
+      }, nb::arg().none())
+      .def("__ne__", [](const Tensor& a, nb::handle b) -> nb::object {
+        if (b.is_none()) return nb::bool_(true);
+        return nb::cast(binary("ne", a, b));
+      }, nb::arg().none())
       .def("__lt__", [](const Tensor& a, nb::handle b) { return binary("lt", a, b); })
       .def("__le__", [](const Tensor& a, nb::handle b) { return binary("le", a, b); })
       .def("__gt__", [](const Tensor& a, nb::handle b) { return binary("gt", a, b); })
