@@ -27,6 +27,7 @@ from . import cuda, amp, testing
 from .amp import autocast
 from . import linalg, distributions
 from ._linalg_functions import *  # noqa: F401,F403  det, inverse, svd, qr, ... (torch's top-level linalg)
+from ._lowrank import svd_lowrank, pca_lowrank
 from ._tensor_random import *  # noqa: F401,F403  random fills, multinomial, finfo, iinfo
 from ._tensor_conversion import *  # noqa: F401,F403  to(..., non_blocking), memory formats, FloatTensor, ...
 
