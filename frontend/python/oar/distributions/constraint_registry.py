@@ -84,5 +84,7 @@ for registry, independent in ((biject_to, _independent_biject), (transform_to, _
 
 biject_to.register(constraints.simplex, lambda c: transforms.StickBreakingTransform())
 transform_to.register(constraints.simplex, lambda c: transforms.SoftmaxTransform())
-biject_to.register(constraints.lower_cholesky, lambda c: transforms.LowerCholeskyTransform())
+# LowerCholeskyTransform drops the upper triangle, so it is no bijection: transform_to only, as torch
 transform_to.register(constraints.lower_cholesky, lambda c: transforms.LowerCholeskyTransform())
+biject_to.register(constraints.corr_cholesky, lambda c: transforms.CorrCholeskyTransform())
+transform_to.register(constraints.corr_cholesky, lambda c: transforms.CorrCholeskyTransform())

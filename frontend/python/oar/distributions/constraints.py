@@ -5,11 +5,11 @@ from .._C import OarError
 from .._ops import ops
 from . import utils
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
-           "positive", "positive_definite", "positive_semidefinite", "positive_integer", "real", "real_vector",
-           "simplex", "square", "symmetric", "unit_interval"]
+__all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
+           "one_hot", "positive", "positive_definite", "positive_semidefinite", "positive_integer", "real",
+           "real_vector", "simplex", "square", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -245,6 +245,17 @@ class _LowerCholesky(Constraint):
         return _LowerTriangular().check(value) & utils.all_along(utils.diagonal(value) > 0, -1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, positive diagonal, unit rows."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = float(utils.finfo(value.dtype).eps) * value.shape[-1] * 10  # torch's fudge factor
+        row_norm = ops.sqrt(ops.sum(value.detach() * value.detach(), dims=[-1], keepdim=False))
+        unit_rows = utils.all_along(ops.abs(row_norm - 1.0) <= tol, -1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _Symmetric(Constraint):
     event_dim = 2
 
@@ -298,6 +309,7 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
 positive_semidefinite = _PositiveSemidefinite()

@@ -16,9 +16,11 @@ from .. import _C
 from .._C import Tensor
 from .._ops import ops
 from . import constraints
-from .utils import all_true, broadcast_shape, clamp_probs, finfo, full_like, softplus, sum_rightmost, zeros_like
+from .utils import (all_true, broadcast_shape, clamp_probs, eye_like, finfo, full_like, softplus, sum_rightmost,
+                    tril_matrix_to_vec, vec_to_tril_matrix, zeros_like)
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StickBreakingTransform",
            "Transform", "identity_transform"]
@@ -660,6 +662,58 @@ class LowerCholeskyTransform(_ParameterFreeTransform):
 
     def _inverse(self, y):
         return ops.tril(y, diagonal=-1) + ops.diag_embed(ops.log(ops.diagonal(y, dim1=-2, dim2=-1)))
+
+
+class CorrCholeskyTransform(_ParameterFreeTransform):
+    """R^(D(D-1)/2) to Cholesky factors of D x D correlation matrices (LKJ priors): tanh maps each entry
+    to (-1, 1), then stick breaking on the squares makes every row a unit vector (Stan's construction)."""
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        eps = float(finfo(x.dtype).eps)
+        r = vec_to_tril_matrix(ops.clamp(ops.tanh(x), min=-1 + eps, max=1 - eps), diag=-1)
+        # y = sign(r) sqrt(z * cumprod(1 - z)) with z = r^2, i.e. r * sqrt(cumprod(1 - z)) shifted right
+        z1m_cumprod_sqrt = ops.cumprod(ops.sqrt(1 - r * r), dim=-1)
+        n = r.shape[-1]
+        one = full_like(r.narrow(-1, 0, 1), 1.0)
+        shifted = ops.concat([one, z1m_cumprod_sqrt.narrow(-1, 0, n - 1)], dim=-1)
+        return (r + eye_like(r, n)) * shifted
+
+    def _inverse(self, y):
+        n = y.shape[-1]
+        y_cumsum = 1 - ops.cumsum(y * y, dim=-1)
+        one = full_like(y.narrow(-1, 0, 1), 1.0)
+        y_cumsum_shifted = ops.concat([one, y_cumsum.narrow(-1, 0, n - 1)], dim=-1)
+        t = tril_matrix_to_vec(y, diag=-1) / ops.sqrt(tril_matrix_to_vec(y_cumsum_shifted, diag=-1))
+        return ops.log((1 + t) / (1 - t)) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # x and the strict lower part of y have the same size; this is the log-det between those two
+        y1m_cumsum = 1 - ops.cumsum(y * y, dim=-1)
+        # diagonal -2 reads the cumulative sums already shifted one column right
+        stick_breaking_logdet = 0.5 * ops.sum(ops.log(tril_matrix_to_vec(y1m_cumsum, diag=-2)), dims=[-1],
+                                              keepdim=False)
+        tanh_logdet = -2 * ops.sum(x + softplus(-2 * x) - math.log(2.0), dims=[-1], keepdim=False)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        N = shape[-1]
+        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
+        if D * (D - 1) // 2 != N:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return tuple(shape[:-1]) + (D, D)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        D = shape[-1]
+        return tuple(shape[:-2]) + (D * (D - 1) // 2,)
 
 
 class CumulativeDistributionTransform(Transform):

@@ -183,3 +183,34 @@ def expanded_copy(dist, cls, batch_shape, names, _instance=None, event_shape=Non
                           validate_args=False)
     new._validate_args = dist._validate_args
     return new
+
+
+def _tril_index(n, diag, device):
+    """Row and column of the entries on or below diagonal `diag` of an n x n matrix, row-major (torch's
+    `arange < arange.view(-1, 1) + diag + 1` mask order)."""
+    from .. import tril_indices
+    rows, cols = tril_indices(n, n, diag)
+    return rows.to(device), cols.to(device)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of mat [.., n, n] on or below diagonal `diag`, row by row, as a vector [.., k]."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    rows, cols = _tril_index(n, diag, mat.device)
+    return mat[..., rows, cols]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of tril_matrix_to_vec: an n x n matrix, zero above diagonal `diag`."""
+    # n solves k = n (n + 1) / 2 + diag n + |diag| (diag + 1) / 2 entries on or below diagonal `diag`
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    rows, cols = _tril_index(n, diag, vec.device)
+    mat[..., rows, cols] = vec
+    return mat
