@@ -323,3 +323,26 @@ def test_lu_factor_gradients(device):
         np.testing.assert_allclose(N(x.grad), from_torch(tx.grad), rtol=1e-9, atol=1e-10)
     with pytest.raises(NotImplementedError, match="non-square"):
         oar.linalg.lu_factor(T(rng.standard_normal((5, 3)), device, grad=True))
+
+
+def test_torch_lu_lu_unpack_tensorinv_tensorsolve():
+    # torch.lu / lu_unpack (packed factors of any shape) and linalg.tensorinv / tensorsolve against NumPy
+    a = rng.standard_normal((2, 4, 3))
+    LU, piv = oar.lu(T(a, "cpu"))
+    LU2, piv2, info = T(a, "cpu").lu(get_infos=True)
+    assert info.tolist() == [0, 0] and piv2.tolist() == piv.tolist()
+    P, L, U = oar.lu_unpack(LU, piv)
+    assert tuple(P.shape) == (2, 4, 4) and tuple(L.shape) == (2, 4, 3) and tuple(U.shape) == (2, 3, 3)
+    np.testing.assert_allclose(N(P @ L @ U), a, atol=1e-12)
+    assert oar.lu_unpack(LU, piv, unpack_data=False).L.numel() == 0
+    s = rng.standard_normal((6, 6)) + 3 * np.eye(6)
+    np.testing.assert_allclose(N(oar.linalg.tensorinv(T(s.reshape(2, 3, 6), "cpu"), ind=2)),
+                               np.linalg.tensorinv(s.reshape(2, 3, 6), ind=2), rtol=1e-10)
+    b = rng.standard_normal((2, 3))
+    a4 = s.reshape(2, 3, 2, 3)
+    np.testing.assert_allclose(N(oar.linalg.tensorsolve(T(a4, "cpu"), T(b, "cpu"))), np.linalg.tensorsolve(a4, b),
+                               rtol=1e-10)
+    np.testing.assert_allclose(N(oar.linalg.tensorsolve(T(a4, "cpu"), T(b, "cpu"), dims=(0,))),
+                               np.linalg.tensorsolve(a4, b, axes=(0,)), rtol=1e-10)
+    with pytest.raises(ValueError, match="tensorinv"):
+        oar.linalg.tensorinv(T(rng.standard_normal((2, 3, 4)), "cpu"), ind=1)

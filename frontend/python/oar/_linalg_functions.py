@@ -6,11 +6,12 @@ from . import _C
 from . import linalg as _la
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
-           "pinverse", "matrix_power", "matrix_exp", "triangular_solve", "lu_solve"]
+           "pinverse", "matrix_power", "matrix_exp", "triangular_solve", "lu_solve", "lu", "lu_unpack"]
 
 _SVD = collections.namedtuple("svd", ["U", "S", "V"])
 _QR = collections.namedtuple("qr", ["Q", "R"])
 _Triangular = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+_LUUnpack = collections.namedtuple("lu_unpack", ["P", "L", "U"])
 
 
 def det(input):
@@ -84,8 +85,27 @@ def lu_solve(b, LU_data, LU_pivots):
     return _la.lu_solve(LU_data, LU_pivots, b)
 
 
+def lu(A, pivot=True, get_infos=False):
+    """torch.lu: the packed LU factors and pivots (linalg.lu_factor), and with get_infos the info too."""
+    LU, pivots, info = _la.lu_factor_ex(A, pivot=pivot)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) with A = P L U from torch.lu's packed factors; what is not unpacked is an empty tensor."""
+    from . import empty, eye
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    none = empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    P = _la._permutation(LU_pivots, m, LU_data) if unpack_pivots else none
+    if not unpack_data:
+        return _LUUnpack(P, none, none)
+    L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+    return _LUUnpack(P, L, LU_data[..., :k, :].triu())
+
+
 for _name in ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
-              "pinverse", "matrix_power", "matrix_exp", "triangular_solve", "lu_solve"]:
+              "pinverse", "matrix_power", "matrix_exp", "triangular_solve", "lu_solve", "lu"]:
     if not hasattr(_C.Tensor, _name):
         setattr(_C.Tensor, _name, globals()[_name])
 del _name

@@ -10,7 +10,8 @@ from ._ops import ops
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "solve_triangular", "lu_factor", "lu_factor_ex", "lu",
            "lu_solve", "solve", "solve_ex", "inv", "inv_ex", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd",
            "svdvals", "lstsq", "matrix_power", "vector_norm", "matrix_norm", "norm", "cond", "matrix_rank", "pinv",
-           "cross", "multi_dot", "vecdot", "diagonal", "matmul", "vander", "matrix_exp", "cholesky_inverse"]
+           "cross", "multi_dot", "vecdot", "diagonal", "matmul", "vander", "matrix_exp", "cholesky_inverse",
+           "tensorinv", "tensorsolve"]
 
 
 class LinAlgError(RuntimeError):
@@ -525,3 +526,24 @@ def matrix_exp(A):
     for _ in range(s):
         result = result @ result
     return result
+
+
+def tensorinv(A, ind=2):
+    """The X with tensordot(A, X, ind) the identity: A's first `ind` dims as rows, the rest as columns."""
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if ind <= 0 or _numel(rows) != _numel(cols):
+        raise ValueError(f"linalg.tensorinv: expected ind > 0 and prod(A.shape[:ind]) == prod(A.shape[ind:]), "
+                         f"got shape {tuple(A.shape)} and ind={ind}")
+    return inv(A.reshape(_numel(rows), _numel(cols))).reshape(cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """The X with tensordot(A, X, X.ndim) == B; `dims` are A's dims moved to the end first."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.movedim(dims, list(range(A.dim() - len(dims), A.dim())))
+    shape = tuple(A.shape[B.dim():])
+    if _numel(shape) != B.numel():
+        raise ValueError(f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel(), got A of shape "
+                         f"{tuple(A.shape)} and B of shape {tuple(B.shape)}")
+    return solve(A.reshape(B.numel(), B.numel()), B.reshape(B.numel())).reshape(shape)
