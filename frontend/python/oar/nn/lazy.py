@@ -6,9 +6,9 @@ registered at construction materializes them on the first call (the same Paramet
 built before it keeps working), runs reset_parameters(), removes itself and turns the module into its
 cls_to_become (LazyLinear -> Linear). load_state_dict() into a lazy module materializes the parameters from the
 checkpoint's shapes (nn/_state_dict.py); the first forward then takes in_features / in_channels from them
-(PyTorch leaves them 0 there). state_dict() of an uninitialized module holds the UninitializedParameters.
+(PyTorch leaves them 0 there). state_dict() of an uninitialized module holds the UninitializedParameters
+(Module._save_to_state_dict keeps them as they are).
 """
-from collections import OrderedDict
 
 from .._C import ShapeError
 from ..autograd import no_grad
@@ -43,20 +43,6 @@ class LazyModuleMixin:
         del module._initialize_hook
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
-
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        if not self.has_uninitialized_params():
-            return super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
-        if destination is None:
-            destination = OrderedDict()
-        for store in (self._parameters, self._buffers):
-            for name, t in store.items():
-                if t is not None and (store is self._parameters or name not in self._non_persistent_buffers_set):
-                    destination[prefix + name] = t if keep_vars or is_lazy(t) else t.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
 
     def _replicate_for_data_parallel(self):
         raise RuntimeError("Modules with uninitialized parameters can't be used with `DataParallel`. Run a dummy "

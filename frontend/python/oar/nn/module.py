@@ -8,13 +8,15 @@ retyped in place across devices/dtypes (oar tensors are C++ values), so to()
 replaces them and keeps requires_grad; a no-op to() keeps the same objects.
 """
 from collections import OrderedDict
+import functools
 import warnings
 
 from .. import _C
 from .._C import Tensor
 from ..autograd import no_grad
 from .parameter import Parameter, Buffer
-from ._state_dict import RemovableHandle, load_state_dict as _load_state_dict
+from ._state_dict import (EXTRA_STATE_KEY_SUFFIX, RemovableHandle, load_from_state_dict as _load_from_state_dict,
+                          load_state_dict as _load_state_dict, save_to_state_dict as _save_to_state_dict)
 
 
 def _addindent(s, n):
@@ -91,7 +93,8 @@ class _Members(OrderedDict):
 _MEMBER_DICTS = ("_parameters", "_buffers", "_modules")
 # Hook registries (PyTorch's names): handle id -> hook, or -> True for the flag dicts.
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
-               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks", "_any_hooks")
+               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks", "_any_hooks",
+               "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 _HOOK_KINDS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
 
 
@@ -599,6 +602,12 @@ class Module:
     def cpu(self):
         return self.to("cpu")
 
+    def to_empty(self, *, device):
+        """Moves the parameters and buffers to `device` as uninitialized tensors (for modules built on the
+        meta device or about to be loaded from a checkpoint)."""
+        from .._torch_aliases import empty_like  # oar's top level imports nn before the aliases
+        return self._apply_tensors(lambda t: empty_like(t, device=device))
+
     def type(self, dst_type):
         return self.to(dtype=dst_type)
 
@@ -615,19 +624,36 @@ class Module:
         return self.to(dtype=_C.dtype.bfloat16)
 
     # ---- state dict ----
+    _version = 1  # state_dict()._metadata records it; a subclass that changes its saved layout bumps it
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        _save_to_state_dict(self, destination, prefix, keep_vars)
+        if self._has_extra_state():
+            destination[prefix + EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
     def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """The parameters and persistent buffers by dotted name; its `_metadata` attribute holds each
+        module's version, by prefix, as PyTorch's does (read back by _load_from_state_dict)."""
         if destination is None:
             destination = OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
         return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copies tensors from state_dict into this module's parameters and persistent buffers.
@@ -636,6 +662,32 @@ class Module:
         keys are errors too (RuntimeError naming every key), as in PyTorch.
         """
         return _load_state_dict(self, state_dict, strict, assign)
+
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> None or a new state_dict, after state_dict()."""
+        return _add_hook(self._state_dict_hooks, hook, False)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook([module,] state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs), before the module loads its own keys (it may rename or add keys in state_dict)."""
+        return _add_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self) if with_module else hook,
+                         False)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys), after the module and its children loaded; it may edit the key
+        lists in place (strict=True then raises only for what is left)."""
+        return _add_hook(self._load_state_dict_post_hooks, hook, False)
+
+    def get_extra_state(self):
+        """What a subclass saves beside its tensors (under '<prefix>_extra_state'); overriding it and
+        set_extra_state adds that entry."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _has_extra_state(self, method="get_extra_state"):
+        return getattr(type(self), method) is not getattr(Module, method)
 
     # ---- calling and hooks ----
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):

@@ -23,6 +23,7 @@ from .parameter import Parameter
 class _NormBase(Module):
     """The parameters and buffers shared by batch and instance norm."""
     _expected_dims = ()
+    _version = 2  # version 2 added num_batches_tracked (PyTorch 0.4.1)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
@@ -59,6 +60,16 @@ class _NormBase(Module):
         if self.affine:
             init.ones_(self.weight)
             init.zeros_(self.bias)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # a checkpoint from before version 2, or without metadata (a plain dict), may lack
+        # num_batches_tracked: it loads as 0 instead of being missing, as in PyTorch
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            state_dict.setdefault(prefix + "num_batches_tracked", tensor(0, dtype=_C.dtype.int64))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def _check_input_dim(self, input):
         if input.ndim not in self._expected_dims:
