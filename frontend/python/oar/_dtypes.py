@@ -11,5 +11,9 @@ int32 = int = _dtype.int32
 int64 = long = _dtype.int64
 bool = _dtype.bool
 
+# torch.dtype's other properties: uint8 and bool are the unsigned types, and oar has no complex dtype.
+_dtype.is_signed = property(lambda d: d not in (_dtype.uint8, _dtype.bool))
+_dtype.is_complex = property(lambda d: False)
+
 __all__ = ["float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "uint8", "int32",
            "int", "int64", "long", "bool"]

@@ -151,8 +151,9 @@ def repeat(x, *sizes):
     return x.reshape(interleaved).expand(expanded).reshape([r * s for r, s in zip(reps, shape)])
 
 
-def tile(x, dims):
-    reps = _sizes((dims,))
+def tile(x, dims, *more):
+    """torch.tile(x, dims) / x.tile(dims) / x.tile(2, 1): dims as one sequence or as separate ints."""
+    reps = _sizes((dims,) + more)
     return repeat(x, [1] * (x.ndim - len(reps)) + reps)
 
 
