@@ -1,6 +1,6 @@
 """A tensor's repr / str (oar._tensor_str) against PyTorch 1.13's, character for character, and a few
 expected strings that need no PyTorch. oar names dtypes `oar.float64` where PyTorch writes `torch.float64`,
-so the comparisons print them with PyTorch's names; grad_fn names differ, so those are only checked here."""
+so the comparisons print them with PyTorch's names; grad_fn names are checked here."""
 import math
 
 import numpy as np
@@ -252,7 +252,7 @@ def test_expected_strings():
     x = T([1.0, 2.5], requires_grad=True)
     assert repr(x) == "tensor([1.0000, 2.5000], requires_grad=True)"
     y = x * 2
-    assert repr(y) == f"tensor([2., 5.], grad_fn=<{y.grad_fn}>)"
+    assert repr(y) == "tensor([2., 5.], grad_fn=<MulBackward0>)"  # PyTorch's name for the node
     assert repr(T([1.0, 2.0], dtype=oar.float64, requires_grad=True)) == \
         "tensor([1., 2.], dtype=oar.float64, requires_grad=True)"
 

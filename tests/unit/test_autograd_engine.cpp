@@ -3,6 +3,7 @@
 // e.g. a gradient penalty), typed errors; and gradchecks of every elementwise
 // rule on every device.
 #include "gradcheck.h"
+#include "oar/grad_fn.h"
 
 using namespace oar;
 using namespace oar::testing;
@@ -34,6 +35,28 @@ TEST(AutogradEngine, BackwardAccumulatesIntoLeaves) {
     op("sum", {op("add", {op("mul", {z, z}), z})}).backward();
     EXPECT_EQ(host_values(z.grad()), (std::vector<double>{7}));
   }
+}
+
+TEST(AutogradEngine, GradFnWalksTheGraphDownToTheLeaves) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor c = make_tensor({2, 2, 2}, {3}, DType::f64, Device::cpu());  // needs no gradient
+  Tensor y = op("sum", {op("mul", {x, c})});
+  GradFn sum = GradFn::of(y);
+  ASSERT_TRUE(sum.defined());
+  EXPECT_EQ(sum.name(), "sumBackward");
+  auto below = sum.next_functions();
+  ASSERT_EQ(below.size(), 1u);
+  GradFn mul = below[0].first;
+  EXPECT_EQ(mul.name(), "mulBackward");
+  auto inputs = mul.next_functions();
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].first.name(), "AccumulateGrad");
+  EXPECT_EQ(inputs[0].first.variable().impl_ptr(), x.impl_ptr());  // the leaf itself
+  EXPECT_FALSE(inputs[1].first.defined());                          // c: no edge
+  EXPECT_FALSE(mul.variable().defined());
+  EXPECT_FALSE(GradFn::of(x).defined());
+  EXPECT_FALSE(GradFn::of(c).defined());
+  EXPECT_EQ(GradFn::of(y).id(), sum.id());
 }
 
 TEST(AutogradEngine, RetainGraphAndSecondBackwardError) {

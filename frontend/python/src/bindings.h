@@ -37,6 +37,7 @@ void index_set(Tensor& self, nb::handle key, nb::handle value, bool accumulate);
 void bind_errors(nb::module_& m);
 void bind_tensor_numpy(nb::class_<Tensor>& t);     // numpy(), __array__, constructors
 void bind_tensor_autograd(nb::class_<Tensor>& t);  // requires_grad_, grad, hooks, _version
+void bind_grad_fn(nb::module_& m, nb::class_<Tensor>& t);  // oar._C.GradFn, Tensor.grad_fn
 void bind_tensor(nb::module_& m);
 void bind_functions(nb::module_& m);
 void bind_data(nb::module_& m);

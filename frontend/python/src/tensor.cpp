@@ -241,11 +241,6 @@ void bind_tensor(nb::module_& m) {
       // autograd
       .def_prop_rw("requires_grad", &Tensor::requires_grad, [](Tensor& x, bool r) { x.set_requires_grad(r); })
       .def_prop_ro("is_leaf", &Tensor::is_leaf)
-      .def_prop_ro("grad_fn", [](const Tensor& x) -> nb::object {
-        std::string n = x.grad_fn_name();
-        if (n.empty()) return nb::none();
-        return nb::str(n.c_str());
-      })
       .def("backward", [](const Tensor& x, std::optional<Tensor> g, bool retain_graph, bool create_graph) {
         x.backward(g ? *g : Tensor(), retain_graph, create_graph);
       }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)
@@ -347,6 +342,7 @@ void bind_tensor(nb::module_& m) {
       });
   bind_tensor_numpy(t);
   bind_tensor_autograd(t);
+  bind_grad_fn(m, t);
 }
 
 }  // namespace oar::py

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "oar/autograd.h"
+#include "oar/grad_fn.h"
 #include "oar/core.h"
 #include "oar/functional.h"
 #include "oar/inference.h"
