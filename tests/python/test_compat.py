@@ -52,6 +52,21 @@ def script(name):
     return os.path.join(SCRIPTS, name)
 
 
+def device_runs(extra_args=lambda name: ()):
+    """run(script name, device) -> the script's stdout under oar.compat with --device, each run once; the
+    script must say its parameters are on that device. A module-scoped fixture returns one."""
+    import oar
+    runs = {}
+
+    def run(name, device):
+        if (name, device) not in runs:
+            out = ok(run_compat(script(name), "--device", device, *extra_args(name)))
+            assert f"parameters on: {oar.device(device)}" in out, out
+            runs[name, device] = out
+        return runs[name, device]
+    return run
+
+
 def losses(output):
     """Every number printed after 'loss' (any case) on the script's lines, in order."""
     found = [float(m) for m in re.findall(r"[Ll]oss:?\s+(-?\d+\.\d+)", output)]

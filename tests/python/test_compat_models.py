@@ -14,8 +14,8 @@ import numpy as np
 import oar
 import pytest
 
-from test_compat import (assert_same_losses, digits_npz, losses, ok, run_compat, run_torch, script,  # noqa: F401
-                         torch_python)
+from test_compat import (assert_same_losses, device_runs, digits_npz, losses, ok, run_compat, run_torch,  # noqa: F401
+                         script, torch_python)
 
 DEVICES = oar._C.info()["devices"]
 
@@ -30,16 +30,7 @@ def _floats_after(label, output):
 @pytest.fixture(scope="module")
 def on_oar(digits_npz):
     """on_oar(script name, device) -> its stdout under oar.compat; each run once per module."""
-    runs = {}
-
-    def run(name, device):
-        if (name, device) not in runs:
-            extra = ["--data", digits_npz] if name == "vae.py" else []
-            out = ok(run_compat(script(name), "--device", device, *extra))
-            assert f"parameters on: {oar.device(device)}" in out, out
-            runs[name, device] = out
-        return runs[name, device]
-    return run
+    return device_runs(lambda name: ["--data", digits_npz] if name == "vae.py" else [])
 
 
 def _same_as_cpu(on_oar, name, device):

@@ -7,7 +7,8 @@ import re
 import oar
 import pytest
 
-from test_compat import assert_same_losses, losses, ok, run_compat, run_torch, script, torch_python  # noqa: F401
+from test_compat import (assert_same_losses, device_runs, losses, ok, run_compat, run_torch, script,  # noqa: F401
+                         torch_python)
 
 DEVICES = oar._C.info()["devices"]
 NAME = "news_embedding_bag.py"
@@ -15,15 +16,8 @@ NAME = "news_embedding_bag.py"
 
 @pytest.fixture(scope="module")
 def on_oar():
-    runs = {}
-
-    def run(device):
-        if device not in runs:
-            out = ok(run_compat(script(NAME), "--device", device))
-            assert f"parameters on: {oar.device(device)}" in out, out
-            runs[device] = out
-        return runs[device]
-    return run
+    run = device_runs()
+    return lambda device: run(NAME, device)
 
 
 @pytest.mark.parametrize("device", DEVICES)
