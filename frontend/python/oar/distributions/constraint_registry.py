@@ -88,3 +88,16 @@ transform_to.register(constraints.simplex, lambda c: transforms.SoftmaxTransform
 transform_to.register(constraints.lower_cholesky, lambda c: transforms.LowerCholeskyTransform())
 biject_to.register(constraints.corr_cholesky, lambda c: transforms.CorrCholeskyTransform())
 transform_to.register(constraints.corr_cholesky, lambda c: transforms.CorrCholeskyTransform())
+
+
+def _cat(registry):
+    return lambda c: transforms.CatTransform([registry(part) for part in c.cseq], c.dim, c.lengths)
+
+
+def _stack(registry):
+    return lambda c: transforms.StackTransform([registry(part) for part in c.cseq], c.dim)
+
+
+for registry in (biject_to, transform_to):
+    registry.register(constraints.cat, _cat(registry))
+    registry.register(constraints.stack, _stack(registry))

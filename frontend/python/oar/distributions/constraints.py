@@ -5,11 +5,11 @@ from .._C import OarError
 from .._ops import ops
 from . import utils
 
-__all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
            "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
            "one_hot", "positive", "positive_definite", "positive_semidefinite", "positive_integer", "real",
-           "real_vector", "simplex", "square", "symmetric", "unit_interval"]
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -269,11 +269,14 @@ class _PositiveDefinite(_Symmetric):
         from .. import linalg  # the matrix kernels; only needed once a matrix is checked
         sym = super().check(value)
         try:
-            d = utils.diagonal(linalg.cholesky(value))
-        except (OarError, ValueError, ArithmeticError, RuntimeError):  # not positive definite somewhere
+            # matrix by matrix (as torch's cholesky_ex(value).info == 0): one failed factorisation does
+            # not mark the rest of the batch
+            L, info = linalg.cholesky_ex(value.detach())
+        except (OarError, ValueError, ArithmeticError, RuntimeError):
             return sym & (sym != sym)
+        d = utils.diagonal(L)
         finite_pos = (d > 0) & (d == d) & (d < float("inf"))
-        return sym & utils.all_along(finite_pos, -1)
+        return sym & (info == 0) & utils.all_along(finite_pos, -1)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -282,6 +285,77 @@ class _PositiveSemidefinite(_Symmetric):
         sym = super().check(value)
         eig = linalg.eigvalsh(value) if hasattr(linalg, "eigvalsh") else linalg.eigh(value)[0]
         return sym & utils.all_along(eig >= 0, -1)
+
+
+class _Cat(Constraint):
+    """cseq[i] applied to the i-th block of `lengths[i]` slices along `dim` (blocks as torch.cat joins them)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("cat expects a sequence of Constraints")
+        self.cseq = list(cseq)
+        if lengths is None:
+            lengths = [1] * len(self.cseq)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"cat got {len(self.cseq)} constraints but {len(self.lengths)} lengths")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        _check_dim(value, self.dim)
+        checks = []
+        start = 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return ops.concat(checks, dim=self.dim)
+
+    def __repr__(self):
+        return f"Cat({self.cseq!r}, dim={self.dim}, lengths={self.lengths})"
+
+
+class _Stack(Constraint):
+    """cseq[i] applied to the i-th slice along `dim` (slices as torch.stack joins them)."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("stack expects a sequence of Constraints")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value):
+        _check_dim(value, self.dim)
+        vs = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return ops.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], dim=self.dim)
+
+    def __repr__(self):
+        return f"Stack({self.cseq!r}, dim={self.dim})"
+
+
+def _check_dim(value, dim):
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} is out of range for a value with {value.dim()} dims")
 
 
 def _float(value):
@@ -316,3 +390,5 @@ positive_semidefinite = _PositiveSemidefinite()
 square = _Square()
 one_hot = _OneHot()
 multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

@@ -29,6 +29,7 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
+from .wishart import Wishart, _mvdigamma
 from .utils import EULER_GAMMA, all_true, full_like, softplus, sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
@@ -150,6 +151,24 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError("KL between Independent distributions with different reinterpreted_batch_ndims")
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(Wishart, Wishart)
+def _kl_wishart_wishart(p, q):
+    """The closed form of the Bregman divergence that torch 1.13 reaches through ExponentialFamily (which
+    sums the df term over the batch there, so torch's value is right for one distribution, not a batch):
+    n_q/2 log(det S_q / det S_p) + n_p/2 (tr(S_q^-1 S_p) - d) + log G_d(n_q/2) - log G_d(n_p/2)
+    + (n_p - n_q)/2 psi_d(n_p/2)."""
+    from ..special import multigammaln
+    d = p.event_shape[-1]
+    if q.event_shape[-1] != d:
+        raise ValueError("KL-divergence between two Wisharts with different event shapes cannot be computed")
+    n_p, n_q = p.df, q.df
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    M = _solve_lower(Lq, Lp)  # tr(S_q^-1 S_p) = ||Lq^-1 Lp||_F^2
+    trace = ops.sum(M * M, dims=[-2, -1], keepdim=False)
+    return (n_q * (q._half_log_det() - p._half_log_det()) + n_p / 2 * (trace - d)
+            + multigammaln(n_q / 2, d) - multigammaln(n_p / 2, d) + (n_p - n_q) / 2 * _mvdigamma(n_p / 2, d))
 
 
 @register_kl(ExponentialFamily, ExponentialFamily)

@@ -19,10 +19,11 @@ from . import constraints
 from .utils import (all_true, broadcast_shape, clamp_probs, eye_like, finfo, full_like, softplus, sum_rightmost,
                     tril_matrix_to_vec, vec_to_tril_matrix, zeros_like)
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StickBreakingTransform",
+           "SigmoidTransform", "SoftplusTransform", "StackTransform", "TanhTransform", "SoftmaxTransform",
+           "StickBreakingTransform",
            "Transform", "identity_transform"]
 
 
@@ -714,6 +715,152 @@ class CorrCholeskyTransform(_ParameterFreeTransform):
             raise ValueError("Input is not square")
         D = shape[-1]
         return tuple(shape[:-2]) + (D * (D - 1) // 2,)
+
+
+def _check_dim(x, dim):
+    if not -x.dim() <= dim < x.dim():
+        raise AssertionError(f"dim {dim} is out of range for a tensor with {x.dim()} dims")
+
+
+def _check_transforms(tseq):
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("expected a sequence of Transforms")
+
+
+class CatTransform(Transform):
+    """tseq[i] applied to the i-th block of lengths[i] slices along `dim` (blocks joined as torch.cat
+    does), e.g. CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[10, 10])."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        tseq = list(tseq)
+        _check_transforms(tseq)
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        if lengths is None:
+            lengths = [1] * len(self.transforms)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"CatTransform got {len(self.transforms)} transforms but {len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _check(self, t):
+        _check_dim(t, self.dim)
+        if t.shape[self.dim] != self.length:
+            raise AssertionError(f"CatTransform expects size {self.length} along dim {self.dim}, "
+                                 f"got {t.shape[self.dim]}")
+
+    def _blocks(self, t):
+        start = 0
+        for length in self.lengths:
+            yield t.narrow(self.dim, start, length)
+            start = start + length
+
+    def _call(self, x):
+        self._check(x)
+        return ops.concat([trans(xs) for trans, xs in zip(self.transforms, self._blocks(x))], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y)
+        return ops.concat([trans.inv(ys) for trans, ys in zip(self.transforms, self._blocks(y))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x)
+        self._check(y)
+        logdetjacs = []
+        for trans, xs, ys in zip(self.transforms, self._blocks(x), self._blocks(y)):
+            logdetjac = trans.log_abs_det_jacobian(xs, ys)
+            if trans.event_dim < self.event_dim:
+                logdetjac = sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
+            logdetjacs.append(logdetjac)
+        # concatenated where `dim` is a batch dim of the result, summed where it is an event dim
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return ops.concat(logdetjacs, dim=dim)
+        return functools.reduce(operator.add, logdetjacs)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """tseq[i] applied to the i-th slice along `dim` (slices joined as torch.stack does), e.g.
+    StackTransform([ExpTransform(), identity_transform], dim=1)."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        tseq = list(tseq)
+        _check_transforms(tseq)
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
+
+    def _check(self, t):
+        _check_dim(t, self.dim)
+        if t.shape[self.dim] != len(self.transforms):
+            raise AssertionError(f"StackTransform expects size {len(self.transforms)} along dim {self.dim}, "
+                                 f"got {t.shape[self.dim]}")
+
+    def _call(self, x):
+        self._check(x)
+        return ops.stack([trans(xs) for xs, trans in zip(self._slice(x), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y)
+        return ops.stack([trans.inv(ys) for ys, trans in zip(self._slice(y), self.transforms)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x)
+        self._check(y)
+        return ops.stack([trans.log_abs_det_jacobian(xs, ys)
+                          for xs, ys, trans in zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
 class CumulativeDistributionTransform(Transform):
