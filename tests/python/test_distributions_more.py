@@ -692,10 +692,11 @@ def test_kl_matches_torch(device, torch):
     # pairs torch does not have
     for p, q in [(D.Weibull(T([1.0], device), T([2.0], device)), D.Weibull(T([1.0], device), T([3.0], device))),
                  (D.StudentT(T([3.0], device)), D.StudentT(T([4.0], device))),
-                 (D.Cauchy(T([0.0], device), T([1.0], device)), D.Normal(T([0.0], device), T([1.0], device))),
-                 (D.Normal(T([0.0], device), T([1.0], device)), D.Exponential(T([1.0], device)))]:  # torch: inf
+                 (D.Cauchy(T([0.0], device), T([1.0], device)), D.Normal(T([0.0], device), T([1.0], device)))]:
         with pytest.raises(NotImplementedError):
             D.kl_divergence(p, q)
+    # a p with mass outside q's support: inf, as torch returns
+    assert np.isposinf(N(D.kl_divergence(D.Normal(T([0.0], device), T([1.0], device)), D.Exponential(T([1.0], device))))).all()
     with pytest.raises(NotImplementedError):  # q.total_count > p.total_count
         D.kl_divergence(D.Binomial(5, T([0.3], device)), D.Binomial(10, T([0.3], device)))
 
@@ -738,8 +739,7 @@ def test_exponential_family_bregman(device):
                                        err_msg=name)
     with pytest.raises(NotImplementedError):
         D.Poisson(t(a)).entropy()  # no carrier-measure expectation, as in torch
-    with pytest.raises(NotImplementedError, match="Normal"):
-        D.kl_divergence(D.Normal(t(a), t(b)), D.Gamma(t(a), t(b)))
+    assert np.isposinf(N(D.kl_divergence(D.Normal(t(a), t(b)), D.Gamma(t(a), t(b))))).all()  # torch's Normal || Gamma
 
 
 # ---- shapes, expand, enumerate_support ----

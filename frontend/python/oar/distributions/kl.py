@@ -1,6 +1,7 @@
 """kl_divergence(p, q) = E_p[log p(x) - log q(x)] with a registry of closed forms (torch.distributions.kl)."""
 import functools
 import math
+import warnings
 
 from .. import autograd
 
@@ -52,15 +53,43 @@ def register_kl(type_p, type_q):
     return decorator
 
 
+class _Match:
+    """A registered (type_p, type_q) ordered as torch orders them: lexicographically by subclassing,
+    p's type first (a partial order, so min() over the matches follows the registry's order on ties)."""
+    __slots__ = ("types",)
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+    def __lt__(self, other):
+        return self <= other and self != other
+
+
 @functools.lru_cache(maxsize=None)
 def _dispatch_kl(type_p, type_q):
-    """The registered function for the pair nearest in both MROs (ties broken towards type_p's side)."""
-    mro_p, mro_q = type_p.__mro__, type_q.__mro__
-    matches = [(mro_p.index(p) + mro_q.index(q), mro_p.index(p), fn) for (p, q), fn in _KL_REGISTRY.items()
-               if issubclass(type_p, p) and issubclass(type_q, q)]
+    """The most specific registered pair, searched p-first; when the q-first search picks another
+    function the pair is ambiguous: warn (as torch does) and keep the p-first one."""
+    matches = [(p, q) for p, q in _KL_REGISTRY if issubclass(type_p, p) and issubclass(type_q, q)]
     if not matches:
         return None
-    return min(matches, key=lambda m: m[:2])[2]
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fn, right_fn = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
+    if left_fn is not right_fn:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+                      f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning)
+    return left_fn
 
 
 def kl_divergence(p, q):
@@ -301,8 +330,33 @@ def _kl_transformed_transformed(p, q):
 
 
 # ---- different families ----
-# (torch also registers pairs whose KL is infinite because q's support is bounded where p's is not, e.g.
-# Normal || Gamma; they are left out here, so those raise NotImplementedError.)
+# Most are -H(p) - E_p[log q(x)] with p's moments; where p puts mass outside q's support the KL is
+# infinite (for pairs where that holds for every parameter value, an inf of p's parameter's shape, as
+# torch returns).
+def _infinite_like(t):
+    return full_like(t, float("inf"))
+
+
+def _x_log_x(t):
+    # the x log x of the integral of log x, taking its limit 0 at x = 0 (torch gives nan there)
+    return ops.where(t == 0, full_like(t, 0.0), t * ops.log(t))
+
+
+def _mean_log_uniform(p):
+    # E[log x] for x ~ Uniform(low, high): (h log h - l log l) / (h - l) - 1
+    width = p.high - p.low
+    return (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+
+
+def _pareto_neg_entropy(p):
+    return ops.log(p.alpha / p.scale) - p.alpha.reciprocal() - 1
+
+
+def _gamma_neg_entropy(p):
+    a = p.concentration
+    return (a - 1) * ops.digamma(a) - ops.lgamma(a) - a + ops.log(p.rate)
+
+
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * ops.log(q.rate) - q.rate)
@@ -350,3 +404,216 @@ def _kl_uniform_normal(p, q):
     t2 = width.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Beta, Pareto)
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_unit_interval_pareto(p, q):
+    # Pareto's support starts at scale > 0, so [0, scale) has p-mass and no q-mass
+    return _infinite_like(p.mean)
+
+
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
+@register_kl(Exponential, Uniform)
+def _kl_exponential_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
+@register_kl(Gamma, Uniform)
+def _kl_gamma_infinity(p, q):
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
+@register_kl(Laplace, Uniform)
+@register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
+@register_kl(Normal, Uniform)
+def _kl_real_line_infinity(p, q):
+    # p has mass on the whole line, q only on a half-line or an interval
+    return _infinite_like(p.loc)
+
+
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p, q):
+    return _infinite_like(p.scale)
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    # Poisson's counts are unbounded, Bernoulli's / Binomial's are not
+    return _infinite_like(p.rate)
+
+
+@register_kl(Beta, ContinuousBernoulli)
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_unit_interval_continuous_bernoulli(p, q):
+    # log q(x) = x logit + log(1 - probs) + log C: linear in x, so only E_p[x] is needed
+    result = -p.entropy() - p.mean * q.logits - ops.log1p(-q.probs) - q._cont_bern_log_norm()
+    if isinstance(p, Uniform):  # torch 1.13 also says inf when an end of p touches 0 or 1
+        result = _inf_where((p.high > 1) | (p.low < 0), result)
+    return result
+
+
+@register_kl(Beta, Exponential)
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_unit_interval_exponential(p, q):
+    return -p.entropy() - ops.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    # E[log x] = psi(a) - psi(a + b) under Beta(a, b)
+    a, b, k = p.concentration1, p.concentration0, q.concentration
+    mean_log = ops.digamma(a) - ops.digamma(a + b)
+    return (-p.entropy() + ops.lgamma(k) - k * ops.log(q.rate) - (k - 1) * mean_log
+            + q.rate * a / (a + b))
+
+
+def _neg_entropy_normal_cross(p_neg_entropy, p_mean, p_second_moment, q):
+    # -H(p) + 1/2 log(2 pi s^2) + E_p[(x - m)^2] / (2 s^2), with E_p[(x - m)^2] = E x^2 - 2 m E x + m^2
+    var_q = q.scale.pow(2)
+    t = 0.5 * ops.log(2 * math.pi * var_q)
+    return p_neg_entropy + t + (0.5 * p_second_moment - q.loc * p_mean + 0.5 * q.loc.pow(2)) / var_q
+
+
+@register_kl(Beta, Normal)
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_unit_interval_normal(p, q):
+    mean = p.mean
+    return _neg_entropy_normal_cross(-p.entropy(), mean, p.variance + mean.pow(2), q)
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    a, r = p.concentration, p.rate
+    return _neg_entropy_normal_cross(_gamma_neg_entropy(p), a / r, (a.pow(2) + a) / r.pow(2), q)
+
+
+@register_kl(Beta, Uniform)
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_unit_interval_uniform(p, q):
+    # q's density is 1/(high - low) on [low, high], which must hold all of [0, 1]
+    result = -p.entropy() + ops.log(q.high - q.low)
+    return _inf_where((q.low > 0) | (q.high < 1), result)
+
+
+def _gumbel_cross(p_neg_entropy, p_mean, p_laplace, q):
+    """-H(p) - E_p[log q] for q = Gumbel(m, s): -log q(x) = log s + z + e^-z with z = (x - m)/s, so the KL
+    needs E_p[x] and p's Laplace transform at 1/s (p_laplace = E_p[e^(-x/s)])."""
+    return p_neg_entropy + ops.log(q.scale) + (p_mean - q.loc) / q.scale + ops.exp(q.loc / q.scale) * p_laplace
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    rs = p.rate * q.scale
+    return _gumbel_cross(ops.log(p.rate) - 1, p.rate.reciprocal(), rs / (rs + 1), q)
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    a, r = p.concentration, p.rate
+    return _gumbel_cross(_gamma_neg_entropy(p), a / r, (1 + (r * q.scale).reciprocal()).pow(-a), q)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    # E[e^(-x/s)] = exp(-mu/s + sigma^2 / (2 s^2)) under Normal(mu, sigma)
+    laplace = ops.exp(-p.loc / q.scale + 0.5 * (p.scale / q.scale).pow(2))
+    neg_entropy = -0.5 * (1 + math.log(2 * math.pi)) - ops.log(p.scale)
+    return _gumbel_cross(neg_entropy, p.loc, laplace, q)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    # E[e^(-x/s)] = s (e^(-low/s) - e^(-high/s)) / (high - low)
+    width = p.high - p.low
+    laplace = q.scale * (ops.exp(-p.low / q.scale) - ops.exp(-p.high / q.scale)) / width
+    return _gumbel_cross(-ops.log(width), (p.high + p.low) / 2, laplace, q)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    # Gumbel(m, s): mean m + s gamma, variance (pi s)^2 / 6, entropy log s + gamma + 1
+    mean = p.loc + p.scale * EULER_GAMMA
+    neg_entropy = -ops.log(p.scale) - (EULER_GAMMA + 1)
+    return _neg_entropy_normal_cross(neg_entropy, mean, (math.pi * p.scale).pow(2) / 6 + mean.pow(2), q)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    # E[x] = alpha scale / (alpha - 1) is infinite for alpha <= 1
+    result = _pareto_neg_entropy(p) - ops.log(q.rate) + q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _inf_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    # E[log x] = log scale + 1/alpha under Pareto(scale, alpha)
+    k = q.concentration
+    mean_log = ops.log(p.scale) + p.alpha.reciprocal()
+    result = (_pareto_neg_entropy(p) + ops.lgamma(k) - k * ops.log(q.rate) - (k - 1) * mean_log
+              + q.rate * p.alpha * p.scale / (p.alpha - 1))
+    return _inf_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    # E[x^2] = alpha scale^2 / (alpha - 2) is infinite for alpha <= 2
+    a, xm = p.alpha, p.scale
+    result = _neg_entropy_normal_cross(_pareto_neg_entropy(p), a * xm / (a - 1), a * xm.pow(2) / (a - 2), q)
+    return _inf_where(a <= 2, result)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    # E[log(1 - x)] under Uniform(low, high) is E[log y] under Uniform(1 - high, 1 - low)
+    a, b = q.concentration1, q.concentration0
+    width = p.high - p.low
+    mean_log1m = (_x_log_x(1 - p.low) - _x_log_x(1 - p.high) - width) / width
+    log_beta_fn = ops.lgamma(a) + ops.lgamma(b) - ops.lgamma(a + b)
+    result = -ops.log(width) - (a - 1) * _mean_log_uniform(p) - (b - 1) * mean_log1m + log_beta_fn
+    return _inf_where((p.high > 1) | (p.low < 0), result)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ops.log((p.high - p.low) * q.rate)
+    return _inf_where(p.low < 0, result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    k = q.concentration
+    result = (-ops.log(p.high - p.low) + ops.lgamma(k) - k * ops.log(q.rate) - (k - 1) * _mean_log_uniform(p)
+              + q.rate * (p.high + p.low) / 2)
+    return _inf_where(p.low < 0, result)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    # -log q(x) = -log alpha - alpha log scale + (alpha + 1) log x on x >= scale
+    result = ((q.alpha + 1) * _mean_log_uniform(p) - ops.log(q.alpha) - q.alpha * ops.log(q.scale)
+              - ops.log(p.high - p.low))
+    return _inf_where(p.low < q.scale, result)
