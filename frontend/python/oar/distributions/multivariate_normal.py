@@ -41,7 +41,27 @@ def _precision_to_scale_tril(P):
     return _linalg().cholesky(Lp_inv.transpose(-2, -1) @ Lp_inv)
 
 
-class MultivariateNormal(Distribution):
+class ScaleTrilMatrices:
+    """The three matrix views of a distribution parameterised by a lower-triangular factor L of a matrix S
+    (`_unbroadcasted_scale_tril`): L, S = L L^T and S^-1, each expanded by the class's `_full`."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return self._full(L @ L.transpose(-2, -1))
+
+    @lazy_property
+    def precision_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        L_inv = _solve_lower(L, expand_to(eye_like(L, L.shape[-1]), L.shape))
+        return self._full(L_inv.transpose(-2, -1) @ L_inv)
+
+
+class MultivariateNormal(ScaleTrilMatrices, Distribution):
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
@@ -88,21 +108,6 @@ class MultivariateNormal(Distribution):
 
     def _full(self, m):
         return expand_to(m, self._batch_shape + self._event_shape + self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return self._full(L @ L.transpose(-2, -1))
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        L_inv = _solve_lower(L, expand_to(eye_like(L, L.shape[-1]), L.shape))
-        return self._full(L_inv.transpose(-2, -1) @ L_inv)
 
     @property
     def mean(self):

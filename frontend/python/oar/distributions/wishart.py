@@ -15,8 +15,8 @@ from . import constraints
 from .chi2 import Chi2
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _linalg, _precision_to_scale_tril, _solve_lower
-from .utils import broadcast_shape, expand_to, eye_like, finfo, lazy_property
+from .multivariate_normal import ScaleTrilMatrices, _linalg, _precision_to_scale_tril, _solve_lower
+from .utils import broadcast_shape, expand_to, finfo
 
 __all__ = ["Wishart"]
 
@@ -39,7 +39,7 @@ def _diag(m):
     return ops.diagonal(m, dim1=-2, dim2=-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(ScaleTrilMatrices, ExponentialFamily):
     """Wishart distribution over p x p positive definite matrices, with mean df * Sigma; give exactly one
     of covariance_matrix (Sigma), precision_matrix (Sigma^-1) or scale_tril (L, Sigma = L L^T)."""
     arg_constraints = {
@@ -121,21 +121,6 @@ class Wishart(ExponentialFamily):
 
     def _full(self, m):
         return expand_to(m, tuple(self._batch_shape) + tuple(self._event_shape))
-
-    @lazy_property
-    def scale_tril(self):
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return self._full(L @ L.transpose(-2, -1))
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        L_inv = _solve_lower(L, expand_to(eye_like(L, L.shape[-1]), L.shape))
-        return self._full(L_inv.transpose(-2, -1) @ L_inv)
 
     def _df_matrix(self, df=None):
         return (self.df if df is None else df).reshape(*(tuple(self._batch_shape) + (1, 1)))
