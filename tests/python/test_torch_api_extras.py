@@ -157,6 +157,10 @@ def test_set_default_dtype():
     assert oar.Tensor([1, 2]).dtype == oar.float64 and oar.Tensor([1, 2]).tolist() == [1.0, 2.0]
     assert oar.Tensor(2, 3).dtype == oar.float64 and tuple(oar.Tensor(2, 3).shape) == (2, 3)
     assert oar.Tensor().dtype == oar.float64 and oar.FloatTensor([1]).dtype == oar.float32
+    # an integer tensor with a Python float computes in the default dtype, both orders
+    i = oar.arange(3)
+    assert (i * 0.5).dtype == oar.float64 and (1.5 + i).tolist() == [1.5, 2.5, 3.5] and (1.5 + i).dtype == oar.float64
+    assert (i * 2).dtype == oar.int64 and (oar.tensor([True]) * 1.5).dtype == oar.float64
     nn = oar.nn
     for module in (nn.Linear(2, 3), nn.Conv2d(1, 2, 3), nn.LayerNorm(4), nn.BatchNorm2d(2), nn.Embedding(5, 2),
                    nn.LSTM(2, 3), nn.MultiheadAttention(4, 2), nn.PReLU()):
@@ -166,6 +170,7 @@ def test_set_default_dtype():
     oar.set_default_dtype(oar.float32)
     assert nn.Linear(2, 3).weight.dtype == oar.float32
     assert oar.tensor([1.5]).dtype == oar.float32 and oar.Tensor([1.5]).dtype == oar.float32
+    assert (oar.arange(3) * 0.5).dtype == oar.float32
     with pytest.raises(TypeError):
         oar.set_default_dtype(oar.int64)
 

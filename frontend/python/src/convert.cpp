@@ -64,6 +64,10 @@ Attrs to_attrs(const nb::dict& d) {
   return attrs;
 }
 
+DType default_float_dtype() {
+  return nb::cast<DType>(nb::module_::import_("oar._creation").attr("get_default_dtype")());
+}
+
 Tensor scalar_tensor(nb::handle value, const Tensor& like) {
   ScalarKind kind;
   if (PyBool_Check(value.ptr())) kind = ScalarKind::kBool;
@@ -71,6 +75,8 @@ Tensor scalar_tensor(nb::handle value, const Tensor& like) {
   else if (PyFloat_Check(value.ptr())) kind = ScalarKind::kFloat;
   else throw DTypeError(str("unsupported operand ", nb::cast<std::string>(nb::repr(value))));
   DType dt = scalar_operand_dtype(like.dtype(), kind);
+  // An integer tensor with a Python float computes in the default dtype (float64 after set_default_dtype).
+  if (kind == ScalarKind::kFloat && !is_floating(like.dtype())) dt = default_float_dtype();
   return Tensor::full({}, nb::cast<double>(value), dt, like.device());
 }
 

@@ -49,11 +49,6 @@ Tensor host_readable(const Tensor& x) {
   return host;
 }
 
-// torch.Tensor's dtype: the default floating dtype (float32 unless set_default_dtype changed it).
-DType default_float_dtype() {
-  return nb::cast<DType>(nb::module_::import_("oar._creation").attr("get_default_dtype")());
-}
-
 void init_tensor(Tensor* self, nb::args args) {
   // Tensor() / Tensor(2, 3) -> empty tensor of the default dtype; Tensor(t) -> alias of t
   // without history; Tensor(data) -> a copy of nested sequences or an array in the default dtype.
