@@ -8,7 +8,7 @@ import oar
 from torch_ref import import_torch
 
 
-def _walk(fn, seen=None):
+def _walk(fn):
     """The names of the graph below fn, depth first, as tutorials print it."""
     if fn is None:
         return ["None"]
