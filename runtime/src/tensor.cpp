@@ -151,11 +151,10 @@ Tensor Tensor::make_view(Shape shape, Shape strides, int64_t offset) const {
 }
 
 Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, int64_t offset) const {
-  if (requires_grad() && autograd::is_grad_enabled())
-    throw NotImplementedError("as_strided does not support autograd; call detach() first");
   check_shape_nonnegative(shape);
   if (shape.size() != strides.size())
-    throw ShapeError("as_strided: shape and strides differ in length");
+    throw ShapeError(str("as_strided: size ", shape_str(shape), " and stride ", shape_str(strides),
+                         " differ in length"));
   int64_t lo = offset, hi = offset;
   bool empty = numel_of(shape) == 0;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -168,7 +167,10 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, int64_t offs
     throw IndexError(str("as_strided: view ", shape_str(shape), " with strides ",
                          shape_str(strides), " and offset ", offset,
                          " exceeds the storage of ", capacity, " elements"));
-  return make_view(shape, strides, offset);
+  const bool tracked = requires_grad() && autograd::is_grad_enabled();
+  return recorded("AsStrided", *this, make_view(shape, strides, offset),
+                  tracked ? autograd::as_strided_backward(*this, shape, strides, offset) : nullptr, "as_strided",
+                  [&] { return Attrs{{"size", shape}, {"stride", strides}, {"storage_offset", offset}}; });
 }
 
 namespace {

@@ -3,15 +3,16 @@
 torch.<f> forms of nn.functional ops (conv1d, pixel_shuffle, cosine_similarity, selu_, ...), NumPy-style
 aliases (arccos, arctan2, multiply, subtract, ...), the constants pi/e/inf/nan, clone/detach/empty_like/
 zero_/fill_ and the is_* predicates as functions, conj/real/resolve_conj for real tensors, and Tensor
-methods bmm, sum_to_size, split_with_sizes, new, __contains__, __iter__, __pos__, __ipow__ and the
+methods bmm, sum_to_size, storage/untyped_storage, the in-place view ops (unsqueeze_, t_, as_strided_, ...), split_with_sizes, new, __contains__, __iter__, __pos__, __ipow__ and the
 missing in-place binary forms (atan2_, hypot_, copysign_).
 """
 import builtins
 import math
 import numbers
 
-from . import _C
+from . import _C, _storage
 from ._C import Tensor
+from ._storage import TypedStorage, UntypedStorage  # noqa: F401  (torch.TypedStorage, torch.UntypedStorage)
 from ._functions import _inplace_method
 
 pi = math.pi
@@ -69,6 +70,10 @@ def detach(input):
     return input.detach()
 
 
+def as_strided(input, size, stride, storage_offset=None):
+    return input.as_strided(size, stride, storage_offset)
+
+
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A new tensor of input's shape (oar zero-fills what torch leaves uninitialised)."""
     from ._creation import zeros
@@ -118,7 +123,7 @@ def is_same_size(input, other):
 
 
 def is_storage(obj):
-    return False
+    return isinstance(obj, (_storage.TypedStorage, _storage.UntypedStorage))
 
 
 def conj(input):
@@ -244,14 +249,21 @@ def _new(self, *args, **kwargs):
 
 
 def _metadata_inplace(name, view):
-    """t.unsqueeze_(d) and friends: t itself now shows view(t). A tensor autograd tracks would lose its
-    history that way, so one that requires grad refuses while grad mode is on (use the out-of-place op)."""
+    """t.unsqueeze_(d) and friends: t itself now shows view(t), with view(t)'s history under autograd (so a
+    tracked non-leaf keeps its gradient path; a leaf that requires grad refuses, as any in-place op)."""
+    def method(self, *args, **kwargs):
+        return self._set_view_(view(self, *args, **kwargs))
+    method.__name__ = name
+    return method
+
+
+def _resize_metadata(name, resize):
+    """resize_/resize_as_: t shows a tensor of the new size (its leading values kept; may be new memory)."""
     def method(self, *args, **kwargs):
         from .autograd import is_grad_enabled
         if self.requires_grad and is_grad_enabled():
-            raise RuntimeError(f"{name}(): oar changes a tensor's shape in place only when autograd does not "
-                               f"track it; use the out-of-place {name[:-1]}() for a tensor that requires grad")
-        self.data = view(self, *args, **kwargs)
+            raise RuntimeError(f"{name}(): cannot resize a tensor that autograd tracks; resize a detach()ed one")
+        self.data = resize(self, *args, **kwargs)
         return self
     method.__name__ = name
     return method
@@ -270,16 +282,6 @@ def _resize_(self, *sizes, memory_format=None):
         return flat[:n].reshape(*want)
     from ._functions import cat
     return cat([flat, zeros(n - flat.numel(), dtype=self.dtype, device=self.device)]).reshape(*want)
-
-
-def _detach_(self):
-    """Detaches in place: a leaf stops requiring grad; a computed tensor cannot be cut from its graph in
-    place here (use t = t.detach())."""
-    if self.grad_fn is not None:
-        raise NotImplementedError("detach_() of a tensor computed by autograd is not supported in oar; "
-                                  "use t = t.detach()")
-    self.requires_grad_(False)
-    return self
 
 
 def _binary_inplace(name):
@@ -303,12 +305,13 @@ _METHODS = {
     "transpose_": _metadata_inplace("transpose_", lambda t, d0, d1: t.transpose(d0, d1)),
     "swapaxes_": _metadata_inplace("swapaxes_", lambda t, d0, d1: t.transpose(d0, d1)),
     "swapdims_": _metadata_inplace("swapdims_", lambda t, d0, d1: t.transpose(d0, d1)),
-    "as_strided_": None,
-    "resize_": _metadata_inplace("resize_", _resize_),
-    "resize_as_": _metadata_inplace("resize_as_", lambda t, other, memory_format=None: _resize_(t, *other.shape)),
-    "detach_": _detach_,
+    "as_strided_": _metadata_inplace("as_strided_", lambda t, size, stride, storage_offset=None:
+                                     t.as_strided(size, stride, storage_offset)),
+    "resize_": _resize_metadata("resize_", _resize_),
+    "resize_as_": _resize_metadata("resize_as_", lambda t, other, memory_format=None: _resize_(t, *other.shape)),
+    "storage": _storage.typed_storage,
+    "untyped_storage": _storage.untyped_storage,
 }
-del _METHODS["as_strided_"]
 
 
 def _install():
@@ -328,7 +331,7 @@ def _install():
 
 
 __all__ = ["pi", "e", "inf", "nan", *_SAME_AS_FUNCTIONAL, "selu_", "celu_", "threshold_", "rrelu_", "clone",
-           "detach", "empty_like", "empty_strided", "zero_", "fill_", "scalar_tensor", "is_floating_point",
+           "detach", "as_strided", "TypedStorage", "UntypedStorage", "empty_like", "empty_strided", "zero_", "fill_", "scalar_tensor", "is_floating_point",
            "is_complex", "is_signed", "is_nonzero", "is_same_size", "is_storage", "conj", "resolve_conj",
            "resolve_neg", "conj_physical", "real", "seed", "typename", "_assert", "compile",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "asarray", "frombuffer", *_ALIASES]

@@ -48,4 +48,14 @@ void bind_onnx(nb::module_& m);
 void bind_optim(nb::module_& m);  // needs the C++ frontend (oar_cpp)
 void bind_adapter(nb::module_& m);  // oar_cpp's Predictor with liboar_adapter
 
+// What register_hook returns (tensors and grad_fn nodes). Removing a hook
+// disables it and drops the Python callable; the C++ side keeps an empty slot
+// (hooks are stored in registration order).
+struct HookHandle {
+  std::shared_ptr<nb::object> fn;
+  void remove() {
+    if (fn && fn->is_valid()) *fn = nb::object();
+  }
+};
+
 }  // namespace oar::py

@@ -3,10 +3,13 @@
 // AccumulateGrad nodes of leaves, .variable. Names follow PyTorch's pattern:
 // an op's node is CamelCase with a 0 suffix (mulBackward -> MulBackward0), a
 // custom Function's keeps its class name (MyFnBackward), as PyTorch's do.
+// register_hook / register_prehook put Python hooks on the node.
 #include <cctype>
 #include <cstdio>
 
 #include <nanobind/stl/pair.h>
+
+#include <memory>
 
 #include "bindings.h"
 #include "oar/grad_fn.h"
@@ -38,6 +41,31 @@ nb::object grad_fn_object(GradFn f) {
   return nb::cast(std::move(f));
 }
 
+// Gradients as a hook sees them: a tuple with None for an absent one.
+nb::tuple grad_tuple(const std::vector<Tensor>& grads) {
+  nb::list out;
+  for (const auto& g : grads) out.append(g.defined() ? nb::cast(g) : nb::none());
+  return nb::tuple(out);
+}
+
+// A hook's result: None keeps the gradients; a tuple/list (None entries allowed) replaces them.
+std::vector<Tensor> replacement_grads(nb::handle r, const char* what) {
+  std::vector<Tensor> out;
+  if (r.is_none()) return out;
+  if (!nb::isinstance<nb::tuple>(r) && !nb::isinstance<nb::list>(r))
+    throw nb::type_error((std::string(what) + " must return None or a tuple of gradients").c_str());
+  for (nb::handle g : r) out.push_back(g.is_none() ? Tensor() : nb::cast<Tensor>(g));
+  return out;
+}
+
+// Runs a Python node hook under the GIL; a removed one (see HookHandle) keeps the gradients.
+template <class... Grads>
+std::vector<Tensor> call_hook(const std::shared_ptr<nb::object>& slot, const char* what, const Grads&... grads) {
+  nb::gil_scoped_acquire gil;
+  if (!slot->is_valid()) return {};
+  return replacement_grads((*slot)(grad_tuple(grads)...), what);
+}
+
 }  // namespace
 
 void bind_grad_fn(nb::module_& m, nb::class_<Tensor>& t) {
@@ -52,6 +80,20 @@ void bind_grad_fn(nb::module_& m, nb::class_<Tensor>& t) {
         Tensor v = f.variable();
         if (!v.defined()) throw nb::attribute_error(("'" + torch_style_name(f.name()) + "' object has no attribute 'variable'").c_str());
         return nb::cast(v);
+      })
+      .def("register_hook", [](const GradFn& f, nb::callable fn) {
+        auto slot = std::make_shared<nb::object>(fn);
+        f.register_hook([slot](const std::vector<Tensor>& grad_inputs, const std::vector<Tensor>& grad_outputs) {
+          return call_hook(slot, "a grad_fn hook", grad_inputs, grad_outputs);
+        });
+        return HookHandle{slot};
+      })
+      .def("register_prehook", [](const GradFn& f, nb::callable fn) {
+        auto slot = std::make_shared<nb::object>(fn);
+        f.register_prehook([slot](const std::vector<Tensor>& grad_outputs) {
+          return call_hook(slot, "a grad_fn pre-hook", grad_outputs);
+        });
+        return HookHandle{slot};
       })
       .def("__eq__", [](const GradFn& a, nb::handle b) {
         return nb::isinstance<GradFn>(b) && nb::inst_ptr<GradFn>(b)->id() == a.id();

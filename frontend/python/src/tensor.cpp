@@ -4,6 +4,7 @@
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 #include <sstream>
@@ -180,6 +181,8 @@ void bind_tensor(nb::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("is_floating_point", [](const Tensor& x) { return is_floating(x.dtype()); })
       .def("data_ptr", [](const Tensor& x) { return reinterpret_cast<uintptr_t>(x.data_ptr()); })
+      .def("storage_offset", &Tensor::offset)
+      .def("_storage_nbytes", [](const Tensor& x) { return x.storage()->nbytes(); })
       // views
       .def("view", [](const Tensor& x, nb::args a) { return x.view(shape_arg(a)); })
       .def("reshape", [](const Tensor& x, nb::args a) { return x.reshape(shape_arg(a)); })
@@ -201,6 +204,18 @@ void bind_tensor(nb::module_& m) {
       .def("contiguous", &Tensor::contiguous)
       .def("clone", &Tensor::clone)
       .def("detach", &Tensor::detach)
+      .def("detach_", [](nb::handle self) {
+        nb::inst_ptr<Tensor>(self)->detach_();
+        return nb::borrow(self);
+      })
+      .def("as_strided", [](const Tensor& x, const Shape& size, const Shape& stride, std::optional<int64_t> offset) {
+        return x.as_strided(size, stride, offset ? *offset : x.offset());
+      }, nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none())
+      // t._set_view_(v): t now shows v, a view of its memory (the in-place view ops: unsqueeze_, t_, ...).
+      .def("_set_view_", [](nb::handle self, const Tensor& view) {
+        nb::inst_ptr<Tensor>(self)->set_view_(view);
+        return nb::borrow(self);
+      })
       // t.data = other replaces what t shows (PyTorch's set_data); no copy.
       .def_prop_rw("data", &Tensor::detach, [](Tensor& x, const Tensor& v) { x.set_data(v); })
       .def("to", [](const Tensor& x, nb::handle target, nb::handle dtype) {

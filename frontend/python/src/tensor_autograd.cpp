@@ -59,24 +59,15 @@ GradObjects& grad_objects() {
   return *objects;
 }
 
-// Removing a hook disables it and drops the Python callable; the C++ side
-// keeps an empty slot (hooks are stored in registration order).
-struct TensorHookHandle {
-  std::shared_ptr<nb::object> fn;
-  void remove() {
-    if (fn && fn->is_valid()) *fn = nb::object();
-  }
-};
-
 }  // namespace
 
 void bind_tensor_autograd(nb::class_<Tensor>& t) {
   // The table's objects are released before the interpreter finalises.
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { grad_objects().clear(); }));
-  nb::class_<TensorHookHandle>(t, "_HookHandle")
-      .def("remove", &TensorHookHandle::remove)
+  nb::class_<HookHandle>(t, "_HookHandle")
+      .def("remove", &HookHandle::remove)
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
-      .def("__exit__", [](TensorHookHandle& h, nb::args) { h.remove(); });
+      .def("__exit__", [](HookHandle& h, nb::args) { h.remove(); });
 
   t.def("requires_grad_", [](nb::handle self, bool r) {
      nb::inst_ptr<Tensor>(self)->set_requires_grad(r);
@@ -100,7 +91,7 @@ void bind_tensor_autograd(nb::class_<Tensor>& t) {
           nb::object r = (*slot)(g);
           return r.is_none() ? Tensor() : nb::cast<Tensor>(r);
         });
-        return TensorHookHandle{slot};
+        return HookHandle{slot};
       })
       .def_prop_ro("_version", [](const Tensor& x) { return x.version(); })
       // x._update_(f(x)): the in-place form of an op (relu_, inplace=True). A

@@ -42,6 +42,14 @@ struct NoGradGuard : GradModeGuard {
 
 // A hook sees the gradient of a tensor; returning a defined tensor replaces it.
 using TensorHook = std::function<Tensor(const Tensor& grad)>;
+// Hooks on a node of the graph (PyTorch's grad_fn.register_prehook/register_hook).
+// A pre-hook sees the gradients of the node's outputs before it runs; a hook,
+// the gradients it computed for its inputs and those of its outputs. Undefined
+// entries are gradients that are zero/absent. Returning a non-empty vector (one
+// entry per gradient seen) replaces them; an empty one keeps them.
+using NodePreHook = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_outputs)>;
+using NodeHook = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_inputs,
+                                                   const std::vector<Tensor>& grad_outputs)>;
 
 // ---- running the backward pass ----
 // Accumulates d(sum of roots * grad_roots) into the .grad of reachable leaves.
@@ -143,6 +151,11 @@ void rebase_history(Tensor& self, const Tensor& src);
 // After `t` took a new history: a retain_grad() on the old one moves to the
 // new one (the retained gradient is of the tensor's current value).
 void move_retained_grad(const Tensor& t, const std::shared_ptr<AutogradMeta>& old_meta);
+
+// The gradient function of input.as_strided(shape, strides, offset): through
+// storage space, so overlapping and partial views work (as_strided_grad.cpp).
+std::function<Tensor(const Tensor&)> as_strided_backward(const Tensor& input, const Shape& shape,
+                                                         const Shape& strides, int64_t offset);
 
 // Sums `grad` down to `shape` (undoing broadcasting).
 Tensor sum_to(const Tensor& grad, const Shape& shape);

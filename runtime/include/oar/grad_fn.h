@@ -1,4 +1,4 @@
-// A read-only handle on a node of the autograd graph: what `tensor.grad_fn`
+// A handle on a node of the autograd graph: what `tensor.grad_fn`
 // is in PyTorch. It names the backward function that produced a tensor and
 // lists, per input of that function, the node the input's gradient flows
 // into next (`next_functions`), down to the AccumulateGrad nodes of the
@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "oar/autograd.h"
 #include "oar/tensor.h"
 
 namespace oar {
@@ -37,6 +38,11 @@ class GradFn {
   // For an AccumulateGrad node, the leaf it accumulates into (undefined for
   // other nodes, or once the leaf is gone).
   Tensor variable() const;
+  // Hooks run by every later backward through this node (see NodePreHook and
+  // NodeHook in oar/autograd.h); on a leaf's AccumulateGrad node the hook runs
+  // after the gradient was accumulated, with no input gradients.
+  void register_prehook(autograd::NodePreHook hook) const;
+  void register_hook(autograd::NodeHook hook) const;
   // Identity of the node (two handles on one node compare equal).
   const void* id() const { return node_.get(); }
 

@@ -134,6 +134,16 @@ class Tensor {
   void set_grad(const Tensor& grad);
   bool is_leaf() const;
   Tensor detach() const;  // same storage, no history
+  // Cuts this tensor from autograd in place (PyTorch's detach_): it becomes a
+  // leaf that does not require grad. A view that autograd tracks refuses
+  // (ValueError): its history is tied to its base's; use detach().
+  Tensor& detach_();
+  // The in-place form of a view op (unsqueeze_, t_, as_strided_, ...): this
+  // tensor now shows `view`, which must be a view of its memory, with view's
+  // shape, strides and offset and, under grad mode, view's history (which
+  // leads back to this tensor's old one). Refuses (ValueError), as any
+  // in-place op, a leaf that requires grad or a view of one.
+  Tensor& set_view_(const Tensor& view);
   // PyTorch's `t.data = other`: this tensor (its autograd state kept) now
   // shows other's memory, shape and dtype. Outside autograd; no copy.
   void set_data(const Tensor& other);

@@ -64,6 +64,18 @@ Tensor run_hooks(const std::vector<TensorHook>& hooks, Tensor g) {
   return g;
 }
 
+// A node hook's replacement gradients: one per gradient it saw, each shaped like the one it replaces.
+void replace_grads(std::vector<Tensor>& grads, std::vector<Tensor> r, const Node& node, const char* what) {
+  if (r.empty()) return;
+  if (r.size() != grads.size())
+    throw ValueError(str("a ", what, " of ", node.name(), " returned ", r.size(), " gradients for ", grads.size()));
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i].defined() && grads[i].defined() && r[i].shape() != grads[i].shape())
+      throw ShapeError(str("a ", what, " of ", node.name(), " returned a gradient of shape ", shape_str(r[i].shape()),
+                           " for one of shape ", shape_str(grads[i].shape()), " (position ", i, ")"));
+  grads = std::move(r);
+}
+
 Tensor accumulate(const Tensor& a, const Tensor& b) {
   if (!a.defined()) return b;
   if (!b.defined()) return a;
@@ -144,8 +156,10 @@ class GraphTask {
       for (const auto& c : captures_)
         if (c.node == node && c.output_nr == i) captured_[c.index] = accumulate(captured_[c.index], grads[i]);
     }
+    for (const auto& h : node->pre_hooks) replace_grads(grads, h(grads), *node, "pre-hook");
     if (acc) {  // the leaf's hooks ran above
       if (accumulate_leaves_) acc->apply(grads);
+      for (const auto& h : node->post_hooks) h({}, grads);
       return;
     }
     if (node->released)
@@ -156,6 +170,7 @@ class GraphTask {
     std::vector<Tensor> input_grads;
     if (any) input_grads = node->apply(grads);
     input_grads.resize(node->next.size());
+    for (const auto& h : node->post_hooks) replace_grads(input_grads, h(input_grads, grads), *node, "hook");
     if (!keep_graph_) {
       node->release_saved();
       node->released = true;

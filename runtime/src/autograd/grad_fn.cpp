@@ -1,4 +1,4 @@
-// GradFn: the public, read-only view of autograd nodes (oar/grad_fn.h).
+// GradFn: the public view of autograd nodes (oar/grad_fn.h).
 #include "oar/grad_fn.h"
 
 #include "node.h"
@@ -19,6 +19,14 @@ std::vector<std::pair<GradFn, uint32_t>> GradFn::next_functions() const {
   out.reserve(node_->next.size());
   for (const autograd::Edge& e : node_->next) out.emplace_back(GradFn(e.node), e.input_nr);
   return out;
+}
+
+void GradFn::register_prehook(autograd::NodePreHook hook) const {
+  if (node_) node_->pre_hooks.push_back(std::move(hook));
+}
+
+void GradFn::register_hook(autograd::NodeHook hook) const {
+  if (node_) node_->post_hooks.push_back(std::move(hook));
 }
 
 Tensor GradFn::variable() const {

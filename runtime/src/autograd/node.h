@@ -38,6 +38,8 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<Device> input_devices;
   std::vector<std::vector<TensorHook>> output_hooks;       // per output (non-leaf tensor hooks)
   std::vector<std::weak_ptr<TensorImpl>> retained_outputs;  // per output, for retain_grad()
+  std::vector<NodePreHook> pre_hooks;  // grad_fn.register_prehook
+  std::vector<NodeHook> post_hooks;    // grad_fn.register_hook
   bool released = false;
 };
 

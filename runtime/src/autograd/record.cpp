@@ -98,7 +98,7 @@ struct OpNode : Node {
 struct FunctionNode : Node {
   std::string label;
   std::function<Tensor(const Tensor&)> fn;
-  std::string name() const override { return label + "Backward"; }
+  std::string name() const override { return label + "Backward0"; }  // PyTorch's: ExpandBackward0, ...
   void release_saved() override { fn = nullptr; }
   std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
     if (!fn) throw ValueError("backward through a freed graph");

@@ -58,6 +58,41 @@ bool Tensor::is_leaf() const {
 
 Tensor Tensor::detach() const { return alias_without_history(*this); }
 
+Tensor& Tensor::detach_() {
+  TensorImpl& i = impl();
+  if (i.view_base && requires_grad())
+    throw ValueError(str("detach_() of a view (shape ", shape_str(shape()),
+                         ") that autograd tracks: its history is its base's; use detach() instead"));
+  if (i.autograd) {
+    auto leaf = std::make_shared<AutogradMeta>();
+    leaf->grad = i.autograd->grad;  // a leaf's .grad survives, as in PyTorch
+    i.autograd = std::move(leaf);
+  }
+  return *this;
+}
+
+Tensor& Tensor::set_view_(const Tensor& view) {
+  TensorImpl& i = impl();
+  const TensorImpl& v = view.impl();
+  if (v.storage != i.storage)
+    throw ValueError(str("set_view_: the tensor of shape ", shape_str(view.shape()),
+                         " is not a view of this tensor's memory"));
+  const bool record = is_grad_enabled() && inplace_needs_record(*this, *this) && view.requires_grad();
+  i.shape = v.shape;
+  i.strides = v.strides;
+  i.offset = v.offset;
+  if (record) {
+    std::shared_ptr<AutogradMeta> old_meta = i.autograd;
+    auto meta = std::make_shared<AutogradMeta>();  // not shared with `view`, which may live on
+    meta->requires_grad = true;
+    meta->grad_fn = v.autograd->grad_fn;
+    meta->output_nr = v.autograd->output_nr;
+    i.autograd = std::move(meta);
+    move_retained_grad(*this, old_meta);
+  }
+  return *this;
+}
+
 void Tensor::set_data(const Tensor& other) {
   TensorImpl& i = impl();
   const TensorImpl& o = other.impl();

@@ -1,8 +1,9 @@
-// View ops: reshape, permute, slice, select, expand, and to_device. Eagerly
+// View ops: reshape, permute, slice, select, expand, as_strided, and to_device. Eagerly
 // these are Tensor methods (no kernel, no copy); they are in the catalog so a
 // graph can name them, infer their shapes and run them. Each runs as its
 // Tensor method, which records its own gradient, and its inference is the
-// same method applied to a storage-less tensor, so the two cannot disagree.
+// same method applied to a storage-less tensor, so the two cannot disagree
+// (as_strided, which reaches past its input's entries, infers from its attributes).
 #include "catalog_util.h"
 #include "oar/autograd.h"
 
@@ -21,15 +22,31 @@ Tensor slice_view(const Tensor& x, const Attrs& a) {
 }
 Tensor select_view(const Tensor& x, const Attrs& a) { return x.select(a.get_int("dim"), a.get_int("index")); }
 Tensor expand_view(const Tensor& x, const Attrs& a) { return x.expand(a.get_ints("shape")); }
+Tensor as_strided_view(const Tensor& x, const Attrs& a) {
+  return x.as_strided(a.get_ints("size"), a.get_ints("stride"), a.get_int("storage_offset"));
+}
 
-OpSchema view_op(const std::string& name, std::vector<AttrSpec> attrs, ViewFn fn, std::string doc) {
+std::vector<TensorMeta> infer_by_applying(ViewFn fn, const InferContext& c) {
+  autograd::NoGradGuard no_grad;
+  Tensor y = fn(c.input(0), c.attrs);
+  return {{y.shape(), y.dtype()}};
+}
+
+// as_strided reads memory outside x's own entries, which inference's storage-less inputs lack: its
+// bounds are checked when it runs.
+std::vector<TensorMeta> infer_as_strided(ViewFn, const InferContext& c) {
+  const Shape size = c.attrs.get_ints("size");
+  if (size.size() != c.attrs.get_ints("stride").size())
+    throw ShapeError(str("as_strided: size ", shape_str(size), " and stride ",
+                         shape_str(c.attrs.get_ints("stride")), " differ in length"));
+  check_shape_nonnegative(size);
+  return {{size, c.dtype(0)}};
+}
+
+OpSchema view_op(const std::string& name, std::vector<AttrSpec> attrs, ViewFn fn, std::string doc,
+                 std::vector<TensorMeta> (*infer)(ViewFn, const InferContext&) = infer_by_applying) {
   OpSchema s = make_schema(
-      name, {unpromoted("x")}, {"y"}, std::move(attrs),
-      [fn](const InferContext& c) {
-        autograd::NoGradGuard no_grad;
-        Tensor y = fn(c.input(0), c.attrs);
-        return std::vector<TensorMeta>{{y.shape(), y.dtype()}};
-      },
+      name, {unpromoted("x")}, {"y"}, std::move(attrs), [fn, infer](const InferContext& c) { return infer(fn, c); },
       std::move(doc), DTypePolicy::kNone);
   s.view = true;
   s.gradient = Gradient::kTensorMethod;
@@ -52,6 +69,13 @@ void register_view_ops(OpRegistry& r) {
                 "entry index of dimension dim, which is removed (a view)"));
   r.add(view_op("expand", {attr("shape", AttrType::kInts)}, expand_view,
                 "x broadcast to shape without copying (-1 keeps a dimension)"));
+  r.add(view_op("as_strided",
+                {attr("size", AttrType::kInts), attr("stride", AttrType::kInts),
+                 attr("storage_offset", AttrType::kInt)},
+                as_strided_view,
+                "a view of x's memory with the given sizes, strides and offset (in elements from the "
+                "start of the memory, not of x); entries may overlap",
+                infer_as_strided));
   OpSchema to_device = make_schema(
       "to_device", {unpromoted("x")}, {"y"}, {attr("device", AttrType::kString)},
       [](const InferContext& c) { return std::vector<TensorMeta>{{c.shape(0), c.dtype(0)}}; },
