@@ -67,3 +67,19 @@ def test_names_and_graph_shape_match_pytorch():
         return (lib.exp(h) / 2).mean()
 
     assert _walk(build(oar).grad_fn) == _walk(build(torch).grad_fn)
+
+
+def test_each_node_name_is_its_own_class_like_pytorch():
+    torch = import_torch()
+    names = []
+    for lib in (oar, torch):
+        w = lib.ones(3, requires_grad=True)
+        y = (w * lib.tensor([1.0, 2.0, 3.0]) + 1).exp().sum()
+        chain, fn = [], y.grad_fn
+        while fn is not None:
+            chain.append(type(fn).__name__)
+            fn = fn.next_functions[0][0] if fn.next_functions else None
+        names.append(chain)
+    assert names[0] == names[1] == ["SumBackward0", "ExpBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad"]
+    x = oar.ones(2, requires_grad=True)
+    assert type((x * 2).grad_fn) is type((x * 3).grad_fn) and isinstance((x * 2).grad_fn, oar._C.GradFn)

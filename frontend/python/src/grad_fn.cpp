@@ -3,7 +3,8 @@
 // AccumulateGrad nodes of leaves, .variable. Names follow PyTorch's pattern:
 // an op's node is CamelCase with a 0 suffix (mulBackward -> MulBackward0), a
 // custom Function's keeps its class name (MyFnBackward), as PyTorch's do.
-// register_hook / register_prehook put Python hooks on the node.
+// register_hook / register_prehook put Python hooks on the node. Each name is
+// its own subclass of GradFn (type(t.grad_fn).__name__ == "MulBackward0").
 #include <cctype>
 #include <cstdio>
 
@@ -36,9 +37,27 @@ std::string torch_style_name(const std::string& n) {
   return out + "0";
 }
 
+// One Python class per node name, subclassing GradFn, so that type(t.grad_fn).__name__ is "MulBackward0" as
+// in PyTorch (graph printers label nodes that way). Held by the module (_C._grad_fn_classes).
+nb::handle g_node_classes;
+
+std::string class_name(const GradFn& f) {
+  std::string n = torch_style_name(f.name());
+  size_t colon = n.rfind(':');
+  return colon == std::string::npos ? n : n.substr(colon + 1);  // torch::autograd::AccumulateGrad -> AccumulateGrad
+}
+
 nb::object grad_fn_object(GradFn f) {
   if (!f.defined()) return nb::none();
-  return nb::cast(std::move(f));
+  nb::dict classes = nb::borrow<nb::dict>(g_node_classes);
+  nb::str name(class_name(f).c_str());
+  if (!classes.contains(name)) {
+    nb::dict body;
+    body["__module__"] = "oar.autograd";
+    body["__slots__"] = nb::tuple();
+    classes[name] = nb::handle(reinterpret_cast<PyObject*>(&PyType_Type))(name, nb::make_tuple(nb::type<GradFn>()), body);
+  }
+  return classes[name](std::move(f));
 }
 
 // Gradients as a hook sees them: a tuple with None for an absent one.
@@ -69,7 +88,11 @@ std::vector<Tensor> call_hook(const std::shared_ptr<nb::object>& slot, const cha
 }  // namespace
 
 void bind_grad_fn(nb::module_& m, nb::class_<Tensor>& t) {
+  nb::dict classes;
+  m.attr("_grad_fn_classes") = classes;
+  g_node_classes = classes;
   nb::class_<GradFn>(m, "GradFn")
+      .def(nb::init<const GradFn&>())
       .def("name", [](const GradFn& f) { return torch_style_name(f.name()); })
       .def_prop_ro("next_functions", [](const GradFn& f) {
         nb::list out;
