@@ -119,7 +119,7 @@ std::optional<DType> promoted_dtype(const OpSchema& op, size_t count,
   std::optional<DType> common = dims ? dims : zero;
   if (dims && zero && !is_floating(*dims) && (*dims == DType::boolean || is_floating(*zero)))
     common = promote_types(*dims, *zero);
-  if (common && op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = DType::f32;
+  if (common && op.dtype_policy == DTypePolicy::kPromoteToFloat && !is_floating(*common)) common = default_float_dtype();
   return common;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 
 #include "oar/error.h"
 
@@ -71,8 +72,21 @@ DType promote_types(DType a, DType b) {
   return ia.rank > ib.rank ? a : b;
 }
 
+namespace {
+std::atomic<DType> g_default_float{DType::f32};
+}
+
+DType default_float_dtype() { return g_default_float.load(std::memory_order_relaxed); }
+
+void set_default_float_dtype(DType dtype) {
+  if (!is_valid_dtype(static_cast<int32_t>(dtype)) || !is_floating(dtype))
+    throw DTypeError(str("the default float dtype must be floating point, got ",
+                         is_valid_dtype(static_cast<int32_t>(dtype)) ? dtype_name(dtype) : "an invalid dtype"));
+  g_default_float.store(dtype, std::memory_order_relaxed);
+}
+
 DType scalar_operand_dtype(DType tensor_dtype, ScalarKind kind) {
-  if (kind == ScalarKind::kFloat && !is_floating(tensor_dtype)) return DType::f32;
+  if (kind == ScalarKind::kFloat && !is_floating(tensor_dtype)) return default_float_dtype();
   if (kind == ScalarKind::kInteger && tensor_dtype == DType::boolean) return DType::i64;
   return tensor_dtype;
 }

@@ -40,6 +40,16 @@ TEST(DTypes, ScalarOperandsDoNotWidenTensors) {
   EXPECT_EQ(scalar_operand_dtype(DType::bf16, K::kInteger), DType::bf16);
 }
 
+TEST(DTypes, DefaultFloatDTypeDecidesWhereIntegersBecomeFloat) {
+  EXPECT_EQ(default_float_dtype(), DType::f32);
+  set_default_float_dtype(DType::f64);
+  EXPECT_EQ(scalar_operand_dtype(DType::i32, ScalarKind::kFloat), DType::f64);
+  EXPECT_EQ(scalar_operand_dtype(DType::f16, ScalarKind::kFloat), DType::f16);  // floats keep theirs
+  EXPECT_THROW(set_default_float_dtype(DType::i64), DTypeError);
+  EXPECT_EQ(default_float_dtype(), DType::f64);
+  set_default_float_dtype(DType::f32);
+}
+
 TEST(Devices, ParsingAndErrors) {
   Device cpu = Device::parse("cpu");
   EXPECT_EQ(cpu, Device::parse("cpu:0"));

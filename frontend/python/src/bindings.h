@@ -21,8 +21,6 @@ Attrs to_attrs(const nb::dict& d);
 // A Python number as a 0-d tensor of oar::scalar_operand_dtype (the kind comes
 // from the Python type: bool, int or float).
 Tensor scalar_tensor(nb::handle value, const Tensor& like);
-// The default floating dtype (oar.get_default_dtype(): float32 unless set_default_dtype changed it).
-DType default_float_dtype();
 bool is_python_scalar(nb::handle h);
 // Builds a tensor from nested lists / numbers / numpy arrays (copying).
 Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, Device device);

@@ -64,10 +64,6 @@ Attrs to_attrs(const nb::dict& d) {
   return attrs;
 }
 
-DType default_float_dtype() {
-  return nb::cast<DType>(nb::module_::import_("oar._creation").attr("get_default_dtype")());
-}
-
 Tensor scalar_tensor(nb::handle value, const Tensor& like) {
   ScalarKind kind;
   if (PyBool_Check(value.ptr())) kind = ScalarKind::kBool;

@@ -179,6 +179,8 @@ void bind_functions(nb::module_& m) {
   m.def("manual_seed", [](uint64_t s) { manual_seed(s); });
   m.def("initial_seed", [] { return initial_seed(); });
   m.def("promote_types", [](DType a, DType b) { return promote_types(a, b); });
+  m.def("default_float_dtype", [] { return default_float_dtype(); });
+  m.def("set_default_float_dtype", [](DType d) { set_default_float_dtype(d); });
   m.def("get_rng_state", [] { return random_state(); });
   m.def("set_rng_state", [](uint64_t seed, uint64_t offset) { set_random_state(seed, offset); });
   m.def("is_grad_enabled", &autograd::is_grad_enabled);

@@ -37,9 +37,17 @@ bool is_integral(DType dtype);  // bool excluded
 bool is_valid_dtype(int32_t value);
 DType promote_types(DType a, DType b);
 
+// The floating dtype integers become where an op needs floating point (true
+// division, sqrt, mean of integers, an integer tensor with a Python float):
+// f32 unless changed, as PyTorch's torch.set_default_dtype changes it. One
+// setting for the process; must be f32, f64, f16 or bf16 (DTypeError otherwise).
+DType default_float_dtype();
+void set_default_float_dtype(DType dtype);
+
 // A number (not a tensor) combined with a tensor takes the tensor's dtype unless
-// that would lose its kind: a float with an integer/bool tensor gives f32, an
-// integer with a bool tensor gives i64 (PyTorch's "wrapped number" rule).
+// that would lose its kind: a float with an integer/bool tensor gives the
+// default float dtype, an integer with a bool tensor gives i64 (PyTorch's
+// "wrapped number" rule).
 enum class ScalarKind { kBool, kInteger, kFloat };
 DType scalar_operand_dtype(DType tensor_dtype, ScalarKind kind);
 inline constexpr DType all_dtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
