@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "oar/kp/cpu/parallel.h"
+#include "oar/kp/cpu/vector_math.h"  // the same vector math as the unfused kernels: equal results
 #include "oar/kp/functors.h"
 #include "oar/kp/numeric.h"
 #include "oar/plugin_sdk/fused_program.hpp"

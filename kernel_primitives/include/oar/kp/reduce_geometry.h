@@ -34,6 +34,17 @@ inline ReduceGeometry make_reduce_geometry(int ndim, const int64_t* in_shape, co
       g.n_out *= in_shape[d];
     }
   }
+  // Consecutive reduced dims that walk memory as one ([.., 32, 32] reduced
+  // over both: one run of 1024) become one dim: longer contiguous runs for the
+  // backends' inner loops; the row-major order of reduced elements (and so an
+  // arg-reduction's flat index) is unchanged.
+  for (size_t k = g.red_shape.size(); k-- > 1;) {
+    if (g.red_strides[k - 1] != g.red_shape[k] * g.red_strides[k]) continue;
+    g.red_shape[k - 1] *= g.red_shape[k];
+    g.red_strides[k - 1] = g.red_strides[k];
+    g.red_shape.erase(g.red_shape.begin() + int64_t(k));
+    g.red_strides.erase(g.red_strides.begin() + int64_t(k));
+  }
   return g;
 }
 

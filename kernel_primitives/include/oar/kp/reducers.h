@@ -11,8 +11,11 @@
 
 namespace oar::kp {
 
+// kInterleavable: the result does not depend on the order elements enter (a
+// backend may give a run several accumulators and combine them).
 template <class Acc> struct SumReducer {
   using acc_t = Acc;
+  static constexpr bool kInterleavable = true;
   OAR_KP_HD Acc init() const { return Acc(0); }
   template <class X> OAR_KP_HD Acc step(Acc a, X x, int64_t) const { return a + Acc(x); }
   OAR_KP_HD Acc combine(Acc a, Acc b) const { return a + b; }
@@ -21,6 +24,7 @@ template <class Acc> struct SumReducer {
 
 template <class Acc> struct ProdReducer {
   using acc_t = Acc;
+  static constexpr bool kInterleavable = true;
   OAR_KP_HD Acc init() const { return Acc(1); }
   template <class X> OAR_KP_HD Acc step(Acc a, X x, int64_t) const { return a * Acc(x); }
   OAR_KP_HD Acc combine(Acc a, Acc b) const { return a * b; }
@@ -34,6 +38,7 @@ template <class Acc> struct MeanReducer : SumReducer<Acc> {
 // NaN propagates: once the accumulator is NaN it stays NaN.
 template <class Acc, bool kMax> struct MinMaxReducer {
   using acc_t = Acc;
+  static constexpr bool kInterleavable = true;
   Acc identity;
   OAR_KP_HD Acc init() const { return identity; }
   template <class X> OAR_KP_HD Acc step(Acc a, X x, int64_t) const { return pick(a, Acc(x)); }

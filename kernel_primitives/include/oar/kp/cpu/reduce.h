@@ -21,6 +21,19 @@ using kp::ReduceGeometry;
 using kp::make_reduce_geometry;
 
 namespace detail {
+// Independent accumulators for a contiguous run (see accumulate).
+constexpr int kLanes = 16;
+
+// Whether R's result does not depend on the order elements enter (sum, mean,
+// product, min/max): then a contiguous run is spread over kLanes accumulators,
+// which the compiler keeps in vector registers, and combined at its end. Not
+// arg-reductions, whose first-occurrence rule needs the order.
+template <class R>
+constexpr bool interleavable() {
+  if constexpr (requires { R::kInterleavable; }) return R::kInterleavable;
+  else return false;
+}
+
 // Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc.
 template <class T, class R>
 typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r, int64_t rb, int64_t re,
@@ -38,10 +51,67 @@ typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r,
     }
     int64_t stop = std::min(inner, i0 + (re - idx));
     const T* p = base + off;
-    for (int64_t i = i0; i < stop; ++i) acc = r.step(acc, static_cast<compute_t<T>>(p[i * inner_stride]), idx + (i - i0));
+    int64_t i = i0;
+    if constexpr (interleavable<R>()) {
+      if (inner_stride == 1 && stop - i0 >= 4 * kLanes) {
+        typename R::acc_t lane[kLanes];
+        for (auto& l : lane) l = r.init();
+        for (; i + kLanes <= stop; i += kLanes)
+          for (int l = 0; l < kLanes; ++l) lane[l] = r.step(lane[l], static_cast<compute_t<T>>(p[i + l]), 0);
+        for (const auto& l : lane) acc = r.combine(acc, l);
+      }
+    }
+    for (; i < stop; ++i) acc = r.step(acc, static_cast<compute_t<T>>(p[i * inner_stride]), idx + (i - i0));
     idx += stop - i0;
   }
   return acc;
+}
+
+inline void kept_offsets(const ReduceGeometry& g, int64_t o, int64_t& in_off, int64_t& out_off);
+
+// Reductions whose reduced dims are all strided while the innermost kept dim
+// is contiguous in input and output (x.sum(1) of [N, C, H, W], a sum over the
+// batch): kW neighbouring outputs are reduced together, each reduced element
+// adding a contiguous run of kW inputs, which vectorises across outputs. Each
+// output still takes its elements in order, so results equal the one-output
+// loop's. False (nothing done) where the layout or reducer does not fit.
+template <class Out, class T, class R>
+bool reduce_across_outputs(const T* in, Out* out, const ReduceGeometry& g, const R& r) {
+  if constexpr (!interleavable<R>()) {
+    return false;
+  } else {
+    constexpr int64_t kW = 64;
+    const size_t nk = g.kept_shape.size(), nr = g.red_shape.size();
+    if (nk == 0 || nr == 0 || g.n_out == 0 || g.kept_in_strides[nk - 1] != 1 || g.kept_out_strides[nk - 1] != 1) return false;
+    for (int64_t s : g.red_strides)
+      if (s == 1) return false;  // a contiguous reduced run: accumulate's lanes serve it
+    const int64_t row = g.kept_shape[nk - 1], chunks = (row + kW - 1) / kW;
+    const int64_t per_chunk = std::min(row, kW) * std::max<int64_t>(g.n_red, 1);
+    parallel_for(g.n_out / row * chunks, std::max<int64_t>(1, kGrainSize / per_chunk), [&](int64_t b, int64_t e) {
+      typename R::acc_t acc[kW];
+      int64_t index[kReduceMaxDims];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t j0 = (t % chunks) * kW, n = std::min(kW, row - j0);
+        int64_t io, oo;
+        kept_offsets(g, t / chunks * row + j0, io, oo);
+        for (int64_t j = 0; j < n; ++j) acc[j] = r.init();
+        for (size_t d = 0; d < nr; ++d) index[d] = 0;
+        int64_t off = 0;
+        for (int64_t k = 0; k < g.n_red; ++k) {
+          const T* p = in + io + off;
+          for (int64_t j = 0; j < n; ++j) acc[j] = r.step(acc[j], static_cast<compute_t<T>>(p[j]), k);
+          for (size_t d = nr; d-- > 0;) {  // odometer over the reduced dims, innermost first
+            off += g.red_strides[d];
+            if (++index[d] < g.red_shape[d]) break;
+            off -= g.red_strides[d] * g.red_shape[d];
+            index[d] = 0;
+          }
+        }
+        for (int64_t j = 0; j < n; ++j) out[oo + j] = static_cast<Out>(r.finish(acc[j], g.n_red));
+      }
+    });
+    return true;
+  }
 }
 
 inline void kept_offsets(const ReduceGeometry& g, int64_t o, int64_t& in_off, int64_t& out_off) {
@@ -63,6 +133,7 @@ void reduce(const T* in, Out* out, const ReduceGeometry& g, const R& r) {
 #endif
   const int64_t work = g.n_out * g.n_red;
   if (g.n_out >= threads || work < kGrainSize || threads == 1) {
+    if (detail::reduce_across_outputs(in, out, g, r)) return;
     parallel_for(g.n_out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.n_red, 1)),
                  [&](int64_t b, int64_t e) {
                    for (int64_t o = b; o < e; ++o) {

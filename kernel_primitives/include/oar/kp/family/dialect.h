@@ -22,7 +22,8 @@
 //            log1p/tanh/sqrt/pow/isnan, KP_INF, KP_LANE_KERNEL(name), KP_GROUP_KERNEL(name),
 //            KP_P(k) (a kp_real parameter), KP_FROM_REAL(v) (v as T stores it),
 //            kp_philox_uniform/normal(seed, offset, i) (kp/philox.h),
-//            KP_COPY(dst, src, n) (n T_t elements, no overlap);
+//            KP_COPY(dst, src, n) (n T_t elements, no overlap),
+//            KP_KAHAN_ADD(sum, lost, v) (compensated sum += v in T_acc);
 //   operands p0..p7 (raw byte pointers, already offset), scalars A.i[12], KP_F(0..7).
 #pragma once
 
@@ -141,6 +142,8 @@ struct MaxOp {
 #define KP_GROUP_MAX(v) (::oar::kp::family::group_reduce<T_acc>((v), kp_scratch, step, ::oar::kp::family::MaxOp{}))
 #define KP_MAX(a, b) ((a) < (b) ? (b) : (a))
 #define KP_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define KP_KAHAN_ADD(sum, lost, v) \
+  do { const T_acc kp_term = (v) - (lost), kp_t = (sum) + kp_term; (lost) = (kp_t - (sum)) - kp_term; (sum) = kp_t; } while (0)
 #define kp_exp(x) (::std::exp(x))
 #define kp_log(x) (::std::log(x))
 #define kp_log1p(x) (::std::log1p(x))

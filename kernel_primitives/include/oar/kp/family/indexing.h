@@ -104,6 +104,8 @@ struct Indexing {
     L.A.i[0] = dim;
     set_alpha(L, 1.0);
     if (S == I && rows_form(L, X, I, dim)) {
+      L.lanes = L.lanes / std::max<int64_t>(L.A.i[3], 1) * set_row_chunks<B>(L, L.A.i[3], 4);
+      L.work_per_lane = I[size_t(dim)] * L.A.i[4];
       OAR_KP_LAUNCH(IndexingKernels, kNumeric, b, L, scatter_add_rows);
       return;
     }
@@ -148,7 +150,10 @@ struct Indexing {
     int64_t outer = 1;
     Launch L = around_dim(a, x, iv, &outer);
     check_indices(b, "index_select", iv, L.A.i[0], dim_text(L.A.i[3], L.A.i[0]));
-    L.lanes = sdk::numel(y);
+    L.lanes = outer * L.A.i[1] * set_row_chunks<B>(L, L.A.i[2], 3);
+    L.work_per_lane = L.A.i[3];
+    L.A.i[5] = outer;
+    if (L.lanes == 0) return;
     L.p[0] = operand(y), L.p[1] = operand(x), L.p[2] = operand(iv);
     OAR_KP_LAUNCH(IndexingKernels, kAll, b, L, index_select);
   }
@@ -161,8 +166,9 @@ struct Indexing {
     check_indices(b, "index_add", iv, L.A.i[0], dim_text(L.A.i[3], L.A.i[0]));
     copy<DTypeSet::kNumeric>(b, y, x, iv);
     if (L.A.i[1] == 0) return;
-    L.lanes = outer * L.A.i[2];
-    L.work_per_lane = L.A.i[1];
+    L.lanes = outer * set_row_chunks<B>(L, L.A.i[2], 4);
+    L.work_per_lane = L.A.i[1] * L.A.i[4];
+    if (L.lanes == 0) return;
     L.p[0] = operand(y), L.p[1] = operand(src), L.p[2] = operand(iv);
     set_alpha(L, a.attr_float("alpha"));
     OAR_KP_LAUNCH(IndexingKernels, kNumeric, b, L, index_add);

@@ -61,6 +61,28 @@ struct Launch {
   kp_args A{};
 };
 
+// How many consecutive entries of a row one lane of a row-copying kernel
+// takes (index_select, index_add, scatter_add's rows): a backend that runs
+// lanes as loop iterations (the CPU) declares `static constexpr int64_t
+// kLaneChunk` so a lane copies a run it can vectorise and pays its index
+// arithmetic once per run; on GPUs (none declared) a lane takes one entry,
+// so that neighbouring lanes touch neighbouring memory.
+template <class B>
+constexpr int64_t lane_chunk() {
+  if constexpr (requires { B::kLaneChunk; }) return B::kLaneChunk;
+  else return 1;
+}
+
+// Rows of `inner` entries cut into runs of at most lane_chunk<B>(): the run
+// length (A.i[chunk_at]) and runs per row (A.i[chunk_at + 1]); returns the runs per row.
+template <class B>
+int64_t set_row_chunks(Launch& L, int64_t inner, int chunk_at) {
+  const int64_t c = std::max<int64_t>(1, std::min(lane_chunk<B>(), inner));
+  const int64_t runs = inner == 0 ? 0 : (inner + c - 1) / c;
+  L.A.i[chunk_at] = c, L.A.i[chunk_at + 1] = runs;
+  return runs;
+}
+
 inline void require_dense(const sdk::KernelArgs& a) {
   const oar_kernel_context& c = a.context();
   for (int32_t k = 0; k < c.num_inputs; ++k)

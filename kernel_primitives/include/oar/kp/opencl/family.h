@@ -50,6 +50,8 @@ inline float kp_param_value(long b) {
 #define KP_INF ((T_acc)INFINITY)
 #define KP_MAX(a, b) ((a) < (b) ? (b) : (a))
 #define KP_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define KP_KAHAN_ADD(sum, lost, v) \
+  do { const T_acc kp_term = (v) - (lost), kp_t = (sum) + kp_term; (lost) = (kp_t - (sum)) - kp_term; (sum) = kp_t; } while (0)
 #define kp_exp(x) exp(x)
 #define kp_log(x) log(x)
 #define kp_log1p(x) log1p(x)
