@@ -437,9 +437,32 @@ oar_status_t dispatch_workspace_allocate(void* host_context, uint64_t size, void
   }
 }
 
+namespace {
+// PyTorch lets a 0-d CPU tensor (a number held in a tensor: a distribution's
+// loc, a loss weight) join tensors on another device. Such inputs are copied
+// to the other inputs' device (Tensor::to records the copy, so gradients
+// flow back); false when there is nothing to move.
+bool move_cpu_scalars(const std::vector<Tensor>& inputs, std::vector<Tensor>& moved) {
+  if (inputs.size() < 2) return false;
+  std::optional<Device> target;
+  bool cpu_scalar = false;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) continue;
+    if (t.dim() == 0 && t.device() == Device::cpu()) cpu_scalar = true;
+    else if (!target) target = t.device();
+  }
+  if (!cpu_scalar || !target || *target == Device::cpu()) return false;
+  moved = inputs;
+  for (Tensor& t : moved)
+    if (t.defined() && t.dim() == 0 && t.device() == Device::cpu()) t = t.to(*target);
+  return true;
+}
+}  // namespace
+
 std::vector<Tensor> call(const OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& given,
                          const CallOptions& options) {
   check_inputs(op, inputs);
+  if (std::vector<Tensor> moved; move_cpu_scalars(inputs, moved)) return call(op, moved, given, options);
   Attrs attrs = normalize_attrs(op, given);
   // A view runs as its Tensor method, which records its own gradient and graph node.
   if (op.view) return op.decompose(inputs, attrs);

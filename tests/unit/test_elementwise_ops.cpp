@@ -105,6 +105,25 @@ TEST(ElementwiseUnary, IntegerInputsOfFloatOpsComputeInF32) {
   }
 }
 
+// A 0-d CPU tensor joins tensors on another device (PyTorch's rule): it is
+// copied there, and its gradient comes back to the CPU.
+TEST(ElementwiseBinary, ZeroDimCpuTensorJoinsAnotherDevice) {
+  for (Device dev : devices()) {
+    Tensor x = make_tensor({1, 2, 3}, {3}, DType::f32, dev);
+    Tensor s = make_tensor({2}, {}, DType::f32, Device::cpu());
+    s.set_requires_grad(true);
+    Tensor y = call1("mul", {x, s});
+    EXPECT_EQ(y.device(), dev);
+    EXPECT_EQ(host_values(y), (std::vector<double>{2, 4, 6})) << dev.str();
+    call1("sum", {y}).backward();
+    EXPECT_EQ(s.grad().device(), Device::cpu());
+    EXPECT_EQ(host_values(s.grad()), (std::vector<double>{6})) << dev.str();
+    if (dev != Device::cpu()) {  // a 1-element tensor with a dimension is not a scalar: still refused
+      EXPECT_THROW(call1("mul", {x, make_tensor({2}, {1}, DType::f32, Device::cpu())}), DeviceError);
+    }
+  }
+}
+
 TEST(ElementwiseUnary, ClampOnIntegersWithInfiniteBoundsIsIdentity) {
   for (Device dev : devices()) {
     Tensor x = make_tensor({-100, 0, 100}, {3}, DType::i8, dev);
