@@ -64,6 +64,36 @@ Tensor rbinary(const char* op, const Tensor& a, nb::handle b) {  // b op a
   return std::move(outs[0]);
 }
 
+// Complex operands belong to the frontend's complex layer (oar/_complex): an
+// oar.ComplexTensor (marked _oar_complex) gets NotImplemented, so Python asks
+// its reflected operator; a Python complex number goes to the layer's
+// _binary. Checked only after the tensor and real-number fast paths.
+bool is_complex_number(nb::handle h) {  // a Python complex, or a NumPy complex scalar or array
+  if (PyComplex_Check(h.ptr())) return true;
+  if (!nb::hasattr(h, "dtype")) return false;
+  nb::object dtype = h.attr("dtype");
+  return nb::hasattr(dtype, "kind") && nb::isinstance<nb::str>(dtype.attr("kind")) &&
+         nb::cast<std::string>(dtype.attr("kind")) == "c";
+}
+
+nb::object complex_or_not_implemented(const char* op, nb::handle lhs, nb::handle rhs, nb::handle other) {
+  if (is_complex_number(other))
+    return nb::module_::import_("oar._complex._tensor").attr("_binary")(op, lhs, rhs);
+  if (nb::hasattr(other, "_oar_complex")) return nb::borrow(Py_NotImplemented);
+  return nb::object();
+}
+
+template <bool Reflected>
+nb::object arithmetic(const char* op, nb::handle self, nb::handle other) {
+  const Tensor& a = *nb::inst_ptr<Tensor>(self);
+  if (!nb::isinstance<Tensor>(other) && !PyFloat_Check(other.ptr()) && !PyLong_Check(other.ptr())) {
+    nb::object r = Reflected ? complex_or_not_implemented(op, other, self, other)
+                             : complex_or_not_implemented(op, self, other, other);
+    if (r.is_valid()) return r;
+  }
+  return nb::cast(Reflected ? rbinary(op, a, other) : binary(op, a, other));
+}
+
 // In-place update as PyTorch users write it (p -= lr * g, out += shortcut):
 // computed out of place, then made this tensor's value (recorded by autograd).
 Tensor& assign(Tensor& self, Tensor value) {
@@ -277,17 +307,20 @@ void bind_tensor(nb::module_& m) {
       .def("__imul__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("mul", source_for(x, o), o)); }, nb::rv_policy::reference)
       .def("__itruediv__", [](Tensor& x, nb::handle o) -> Tensor& { return assign(x, binary("div", source_for(x, o), o)); }, nb::rv_policy::reference)
       // arithmetic
-      .def("__add__", [](const Tensor& a, nb::handle b) { return binary("add", a, b); })
-      .def("__radd__", [](const Tensor& a, nb::handle b) { return rbinary("add", a, b); })
-      .def("__sub__", [](const Tensor& a, nb::handle b) { return binary("sub", a, b); })
-      .def("__rsub__", [](const Tensor& a, nb::handle b) { return rbinary("sub", a, b); })
-      .def("__mul__", [](const Tensor& a, nb::handle b) { return binary("mul", a, b); })
-      .def("__rmul__", [](const Tensor& a, nb::handle b) { return rbinary("mul", a, b); })
-      .def("__truediv__", [](const Tensor& a, nb::handle b) { return binary("div", a, b); })
-      .def("__rtruediv__", [](const Tensor& a, nb::handle b) { return rbinary("div", a, b); })
+      .def("__add__", [](nb::handle a, nb::handle b) { return arithmetic<false>("add", a, b); })
+      .def("__radd__", [](nb::handle a, nb::handle b) { return arithmetic<true>("add", a, b); })
+      .def("__sub__", [](nb::handle a, nb::handle b) { return arithmetic<false>("sub", a, b); })
+      .def("__rsub__", [](nb::handle a, nb::handle b) { return arithmetic<true>("sub", a, b); })
+      .def("__mul__", [](nb::handle a, nb::handle b) { return arithmetic<false>("mul", a, b); })
+      .def("__rmul__", [](nb::handle a, nb::handle b) { return arithmetic<true>("mul", a, b); })
+      .def("__truediv__", [](nb::handle a, nb::handle b) { return arithmetic<false>("div", a, b); })
+      .def("__rtruediv__", [](nb::handle a, nb::handle b) { return arithmetic<true>("div", a, b); })
       .def("__pow__", [](const Tensor& a, nb::handle b) { return binary("pow", a, b); })
       .def("__rpow__", [](const Tensor& a, nb::handle b) { return rbinary("pow", a, b); })
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul_any(a, b); })
+      .def("__matmul__", [](const Tensor& a, nb::handle b) -> nb::object {
+        if (!nb::isinstance<Tensor>(b) && nb::hasattr(b, "_oar_complex")) return nb::borrow(Py_NotImplemented);
+        return nb::cast(matmul_any(a, nb::cast<Tensor>(b)));
+      })
       .def("__rmatmul__", [](const Tensor& b, const Tensor& a) { return matmul_any(a, b); })
       .def("__neg__", [](const Tensor& a) { return call1("neg", {a}); })
       .def("__abs__", [](const Tensor& a) { return call1("abs", {a}); })
