@@ -483,7 +483,7 @@ class _Range(Dataset):
 
 
 @pytest.mark.parametrize("kwargs", [
-    dict(num_workers=-1), dict(num_workers=1.5), dict(prefetch_factor=2), dict(num_workers=1, prefetch_factor=0),
+    dict(num_workers=-1), dict(num_workers=1.5), dict(prefetch_factor=3), dict(num_workers=1, prefetch_factor=0),
     dict(timeout=-1), dict(batch_size=0), dict(batch_size=-1), dict(batch_size=2.0),
     dict(batch_size=None, drop_last=True), dict(sampler=[0, 1], shuffle=True), dict(drop_last="yes"),
     dict(num_workers=1, multiprocessing_context="bogus"),

@@ -49,6 +49,7 @@ from . import sparse  # noqa: E402  COO sparse tensors
 sparse._install(__import__(__name__))
 from . import special  # noqa: E402  torch.special; also torch.i0/igamma/igammac/mvlgamma
 special._install(__import__(__name__))
+from . import _shared_storage; _shared_storage._install()  # noqa: E402,E702  Tensor.share_memory_, is_shared
 
 
 
@@ -69,3 +70,5 @@ def get_default_device():
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
+
+from . import _complex; _complex._install(__import__(__name__))  # noqa: E402,E702  complex64/128, torch.fft, stft

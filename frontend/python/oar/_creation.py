@@ -29,23 +29,20 @@ def _finish(t, requires_grad):
     return t
 
 
-# The dtype floating tensors get when none is given (torch.set_default_dtype); None is float32.
-_default_float = [None]
-
-
 def get_default_dtype():
     """The dtype of floating tensors made without one (float32 unless set_default_dtype changed it)."""
-    return _default_float[0] or _C.dtype.float32
+    return _C.default_float_dtype()
 
 
 def set_default_dtype(d):
     """torch.set_default_dtype: the dtype that creation functions, Python floats in oar.tensor and new
-    modules' parameters get when none is given. Operations between integer tensors and Python floats
-    still give float32 (oar's promotion rule)."""
+    modules' parameters get when none is given, and that integers become where an op needs floating point
+    (true division, sqrt, mean, an integer tensor with a Python float). The core keeps it (one setting
+    for the process, as in torch)."""
     d = _C.to_dtype(d)
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {d}")
-    _default_float[0] = None if d == _C.dtype.float32 else d
+    _C.set_default_float_dtype(d)
 
 
 def _python_data(data):
@@ -120,8 +117,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         data, inferred = _plain_with_dtype(data)
         return _C.tensor(data, dtype or inferred, device, requires_grad)
     t = _C.tensor(data, dtype, device, requires_grad)
-    if dtype is None and _default_float[0] is not None and t.dtype == _C.dtype.float32 and _python_data(data):
-        t = _C.tensor(data, _default_float[0], device, requires_grad)  # Python floats take the default dtype
+    if dtype is None and t.dtype == _C.dtype.float32 and _python_data(data) and \
+            _C.default_float_dtype() != _C.dtype.float32:
+        t = _C.tensor(data, _C.default_float_dtype(), device, requires_grad)  # Python floats take the default dtype
     return t
 
 
@@ -398,3 +396,31 @@ def randperm(n, *, generator=None, dtype=None, device=None):
     seed = int(randint(0, 2 ** 62, (1,), generator=generator, dtype=_C.dtype.int64, device="cpu").item())
     perm = np.random.default_rng(seed).permutation(int(n)).astype(np.int64)
     return from_numpy(perm).to(dtype or _C.dtype.int64).to(_device(device))
+
+
+# ---- torch's layout= / pin_memory= / memory_format= keywords on the creation functions ----
+def _torch_keywords(fn):
+    """fn also taking torch's layout= (torch.strided only: oar.sparse_coo_tensor makes sparse tensors),
+    pin_memory= (oar's host memory needs no pinning, as Tensor.pin_memory) and, for the functions torch gives
+    it, memory_format= (the result laid out so: torch.channels_last, ...)."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, layout=None, pin_memory=False, memory_format=None, **kwargs):
+        if layout is not None and repr(layout) != "torch.strided":
+            raise NotImplementedError(f"{fn.__name__}(layout={layout!r}): oar creates strided (dense) tensors here; "
+                                      "make a sparse COO tensor with torch.sparse_coo_tensor or Tensor.to_sparse()")
+        out = fn(*args, **kwargs)
+        if memory_format is not None:
+            from ._tensor_conversion import _check_format, _in_format, preserve_format
+            if memory_format is not preserve_format:
+                _check_format(memory_format, out, fn.__name__)
+                out = _finish(_in_format(out.detach(), memory_format), out.requires_grad)
+        return out
+    return call
+
+
+for _name in ("full", "zeros", "ones", "empty", "zeros_like", "ones_like", "full_like", "arange", "rand", "randn",
+              "randint", "eye", "rand_like", "randn_like", "randint_like", "linspace", "randperm"):
+    globals()[_name] = _torch_keywords(globals()[_name])
+del _name

@@ -293,8 +293,18 @@ def chunk(x, chunks, dim=0):
     return split(x, -(-n // chunks), dim)
 
 
-def where(condition, input, other):
-    """input where condition else other, in result_type(input, other): where(mask, int_t, 0.5) is float32."""
+_UNSET = object()
+
+
+def where(condition, input=_UNSET, other=_UNSET):
+    """input where condition else other, in result_type(input, other): where(mask, int_t, 0.5) is float32.
+    where(condition) alone is nonzero(condition, as_tuple=True), as torch's."""
+    if input is _UNSET and other is _UNSET:
+        from ._tensor_select import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is _UNSET or other is _UNSET:
+        raise TypeError("where() takes a condition alone (nonzero's indices) or a condition, input and other; got "
+                        "a condition and one value")
     _, (a, b) = _promoted(input, other, device=condition.device)
     return ops.where(condition, a, b)
 

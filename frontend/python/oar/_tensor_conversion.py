@@ -27,6 +27,34 @@ class memory_format:
         return f"torch.{self._name}"
 
 
+class layout:
+    """A tensor layout (torch.layout): every oar.Tensor is torch.strided; oar.sparse's COO tensors are
+    torch.sparse_coo. The others exist to be named and compared (oar has no tensors in them)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name  # the module-level singleton, when pickled (DataLoader workers)
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_mkldnn = layout("_mkldnn")
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    """A dense tensor is its own to_dense() (as torch's strided tensors), in dtype when given."""
+    return self if dtype is None else self.to(dtype)
+
+
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last", (0, 2, 3, 1))
@@ -204,6 +232,7 @@ _METHODS = {
     "is_mkldnn": property(lambda self: False), "is_nested": property(lambda self: False),
     "is_complex": lambda self: False, "is_conj": lambda self: False, "is_neg": lambda self: False,
     "is_inference": lambda self: False,
+    "layout": property(lambda self: strided), "to_dense": _to_dense,
     "is_signed": lambda self: self.dtype not in (D.uint8, D.bool),
     "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
     "itemsize": property(lambda self: self.element_size()),
@@ -240,4 +269,5 @@ _legacy_classes = {n: _legacy_class(n, d) for d, n in _LEGACY.items()}
 globals().update(_legacy_classes)
 
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
+           "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
            *_legacy_classes]

@@ -361,5 +361,19 @@ _install_methods(globals(), (
     "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "repeat_interleave", "tril", "triu", "diag_embed",
     "diagonal", "diag", "diagflat", "trace", "broadcast_to", "unflatten", "tensor_split", "hsplit", "vsplit",
     "dsplit"), ("tril", "triu"), _inplace_method)
+
+
+def _flip_method(self, *dims, **kwargs):
+    """Tensor.flip(0, 1) or Tensor.flip((0, 1)) / flip(dims=[0]), as torch's method takes both."""
+    if kwargs:
+        if dims or set(kwargs) != {"dims"}:
+            raise TypeError(f"flip() takes the dims as ints, a sequence or dims=, got {dims} and {kwargs}")
+        dims = kwargs["dims"]
+    elif len(dims) == 1 and not isinstance(dims[0], numbers.Integral):
+        dims = dims[0]
+    return flip(self, dims)
+
+
+Tensor.flip = _flip_method
 Tensor.mH = property(adjoint)
 Tensor.H = property(lambda self: self.t() if self.ndim == 2 else adjoint(self))

@@ -324,3 +324,8 @@ globals().update(_PUBLIC_INPLACE)
 _PUBLIC = {n for n in _METHODS if not n.startswith("__")} | {"float_power"}
 __all__ = sorted(_PUBLIC.union(_tensor_bitwise.__all__, _tensor_reduce.__all__, _tensor_select.__all__)) + sorted(
     _PUBLIC_INPLACE)
+
+# torch._foreach_* (multi-tensor ops on lists of tensors), exported with the math functions.
+from . import _foreach  # noqa: E402
+from ._foreach import *  # noqa: F401,F403,E402
+__all__ += _foreach.__all__

@@ -101,8 +101,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise _C.DTypeError(f"norm(): input dtype should be floating point, got {x.dtype}")
     if p == "fro" or p is None:
         p = 2
+    if p == "nuc":  # the nuclear norm of a matrix (dim: its two dims; default: a 2-D input's)
+        if dim is None and x.ndim != 2:
+            raise RuntimeError(f"norm(): p='nuc' needs a 2-D input or a dim of two dims, got a {x.ndim}-D input")
+        from . import linalg
+        return linalg.matrix_norm(x, "nuc", dim=(-2, -1) if dim is None else tuple(dim), keepdim=bool(keepdim))
     if isinstance(p, str):
-        raise ValueError(f"norm(): p={p!r} is not supported (use 'fro' or a number; 'nuc' needs matrix norms)")
+        raise ValueError(f"norm(): p={p!r} is not supported (use 'fro', 'nuc' or a number)")
     dims = _norm_dims(dim, x.ndim) if dim is not None else []
     return ops.vector_norm(x, dims=dims, keepdim=bool(keepdim), ord=float(p))
 

@@ -35,7 +35,7 @@ _REQUIRES_GRAD, _PARAMETER = 1, 2  # tensor flags
 
 # Value tags of the OARCHKPT tree; never renumber, only append (and bump the version).
 (_NONE, _FALSE, _TRUE, _INT, _BIGINT, _FLOAT, _COMPLEX, _STR, _BYTES, _BYTEARRAY, _LIST, _TUPLE, _DICT,
- _ORDERED_DICT, _SET, _FROZENSET, _TENSOR, _NDARRAY, _NPSCALAR, _DTYPE, _DEVICE, _REF) = range(22)
+ _ORDERED_DICT, _SET, _FROZENSET, _TENSOR, _NDARRAY, _NPSCALAR, _DTYPE, _DEVICE, _REF, _NAMESPACE) = range(23)
 
 # dtype codes: the ABI's frozen oar_dtype_t values, as in OARSTATE.
 _DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4, "uint8": 5,
@@ -49,7 +49,14 @@ _NP_CODES = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "
 _NP_KINDS = "biufc"  # NumPy dtype kinds a file may hold: no object, string or structured arrays
 
 _ALLOWED = ("dict, OrderedDict, list, tuple, set, frozenset, None, bool, int, float, complex, str, bytes, "
-            "bytearray, oar.Tensor, oar.dtype, oar.device, numpy arrays and scalars of numeric or bool dtype")
+            "bytearray, argparse.Namespace, oar.Tensor, oar.dtype, oar.device, numpy arrays and scalars of numeric "
+            "or bool dtype")
+
+
+def _is_namespace(x):
+    """An argparse.Namespace (training scripts save their parsed arguments), told without importing argparse."""
+    t = type(x)
+    return t.__module__ == "argparse" and t.__qualname__ == "Namespace"
 
 
 def _dtype_name(dtype):
@@ -213,6 +220,13 @@ class _Encoder:
         elif isinstance(x, _C.device):
             self.u8(_DEVICE)
             self.blob(str(x).encode())
+        elif _is_namespace(x):  # its attributes, as a dict of str keys
+            attrs = vars(x)
+            for k in attrs:
+                if type(k) is not str:
+                    self.fail(k, "an argparse.Namespace attribute name of type")
+            self.u8(_NAMESPACE)
+            self.container(attrs, dict)
         else:
             self.numpy_value(x)
 
@@ -629,6 +643,12 @@ class _Decoder:
             return getattr(_C.dtype, _DTYPE_NAMES[code])
         if tag == _DEVICE:
             return self.device(r.text("device"))
+        if tag == _NAMESPACE:
+            import argparse
+            attrs = self.value(depth + 1)
+            if type(attrs) is not dict or not all(type(k) is str for k in attrs):
+                r.fail("an argparse.Namespace whose attributes are not a dict of str keys")
+            return argparse.Namespace(**attrs)
         r.pos -= 1
         r.fail(f"unknown type tag {tag} at offset {r.pos}")
 

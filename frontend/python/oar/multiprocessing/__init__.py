@@ -1,8 +1,12 @@
 """oar.multiprocessing (torch.multiprocessing): Python's multiprocessing, plus spawn() to start N
 processes running fn(i, *args) and join them, raising in the parent when one fails.
 
-Tensors cross process boundaries by pickling (a copy of their values); share_memory_() (torch's shared
-CPU storage for Hogwild-style training) is not there, so updates made in a child stay in the child.
+A CPU tensor moved into shared memory (Tensor.share_memory_(), nn.Module.share_memory(), for Hogwild-style
+training) is the same memory in every process: children forked afterwards inherit it, and pickled to a
+process (spawn Process args, Queue, Pipe) it travels as a file descriptor and arrives mapped onto the same
+memory (oar/_shared_storage.py). Other tensors cross by pickling, as copies: unlike torch, which first
+moves them into shared memory. A process receiving a shared tensor through a Queue needs the sender to be
+alive until it has been taken off the queue (as torch's file_descriptor strategy does).
 """
 import multiprocessing as _mp
 import traceback as _traceback

@@ -2,7 +2,7 @@
 compositions of simpler ops for class weights, probability targets and the BCE/Huber family."""
 import warnings
 
-from .._C import Tensor, ShapeError, DTypeError
+from .._C import Tensor, ShapeError, DTypeError, is_tracing, ValueError as OarValueError
 from .._ops import ops
 from .. import _functions as _fn
 
@@ -157,8 +157,22 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "smooth_l1_loss")
 
 
+def _same_size(input, target, message):
+    """torch's BCE losses refuse a target whose size differs from the input's (a (B, 1) output against a (B,)
+    label would broadcast to (B, B) and give a wrong loss without an error)."""
+    _check_tensor(input, "input", "binary_cross_entropy")
+    _check_tensor(target, "target", "binary_cross_entropy")
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(message.format(target=target.shape, input=input.shape))
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    _pointwise_loss(input, target, "binary_cross_entropy")
+    _same_size(input, target, "Using a target size ({target}) that is different to the input size ({input}) is "
+                              "deprecated. Please ensure they have the same size.")
+    # torch's kernel checks every input (nan included): a forgotten sigmoid is an error, not a quiet -100 clamp.
+    # One host read; skipped while a graph is traced, which cannot read values.
+    if input.numel() and not is_tracing() and not bool(((input >= 0) & (input <= 1)).all()):
+        raise OarValueError("all elements of input should be between 0 and 1")
     loss = -(target * ops.clamp(ops.log(input), min=-100.0) + (1 - target) * ops.clamp(ops.log(1 - input), min=-100.0))
     if weight is not None:
         loss = loss * weight
@@ -176,7 +190,7 @@ def _softplus(z):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
-    _pointwise_loss(input, target, "binary_cross_entropy_with_logits")
+    _same_size(input, target, "Target size ({target}) must be the same as input size ({input})")
     log1p_exp = _softplus(-input)  # log(1 + e^-x), stable
     if pos_weight is None:
         loss = (1 - target) * input + log1p_exp

@@ -10,8 +10,9 @@ from .parameter import is_lazy
 
 EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # the key of get_extra_state()'s value, after the module's prefix
 
-class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """load_state_dict's result; prints as torch's does when every key matched."""
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """load_state_dict's result (torch.nn.modules.module._IncompatibleKeys, whose name it prints with); prints
+    as torch's does when every key matched."""
     __slots__ = ()
 
     def __repr__(self):
@@ -20,6 +21,9 @@ class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpect
         return super().__repr__()
 
     __str__ = __repr__
+
+
+IncompatibleKeys = _IncompatibleKeys
 
 
 class RemovableHandle:
@@ -152,9 +156,9 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
     load(module, state_dict)
     if strict:
         if unexpected:
-            errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+            errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         if missing:
-            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
     if errors:
         raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__}:\n\t" + "\n\t".join(errors))
     return IncompatibleKeys(missing, unexpected)

@@ -205,6 +205,21 @@ def _as_param(value):
     return value
 
 
+def _parameter_lines(items, kind):
+    """torch's ParameterList / ParameterDict extra_repr: one '  (key): Parameter containing: [...]' line each."""
+    from .._C import Tensor
+    lines = []
+    for k, p in items:
+        if isinstance(p, Tensor):
+            size = "x".join(str(s) for s in p.size())
+            on = f" (GPU {p.get_device()})" if p.device.type == "cuda" else ""
+            lines.append(f"  ({k}): {'Parameter' if isinstance(p, Parameter) else 'Tensor'} containing: "
+                         f"[{kind(p)} of size {size}{on}]")
+        else:
+            lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
+
+
 class ParameterList(Module):
     """A list of parameters registered as "0", "1", ..."""
 
@@ -234,6 +249,9 @@ class ParameterList(Module):
             self.append(v)
         return self
 
+    def extra_repr(self):
+        return _parameter_lines(enumerate(self), lambda p: p.dtype)
+
 
 class ParameterDict(_MemberDict, Module):
     """An ordered dict of parameters registered under their keys."""
@@ -246,6 +264,10 @@ class ParameterDict(_MemberDict, Module):
 
     def __setitem__(self, key, value):
         self.register_parameter(key, _as_param(value))
+
+    def extra_repr(self):
+        from .._torch_aliases import typename
+        return _parameter_lines(self.items(), typename)
 
     def update(self, parameters):
         for k, v in (parameters.items() if hasattr(parameters, "items") else parameters):

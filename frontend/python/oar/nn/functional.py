@@ -462,10 +462,22 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 
 def one_hot(tensor, num_classes=-1):
-    if tensor.is_floating_point():
-        raise TypeError("one_hot is only applicable to index tensors")
-    if num_classes < 0:
-        num_classes = int(ops.max(tensor).item()) + 1 if tensor.numel() else 0
+    """PyTorch's checks: an integer tensor whose values lie in [0, num_classes) (one host read of min / max,
+    as torch's CPU kernel does; skipped while a graph is traced, which cannot read values); out-of-range
+    values are an error, never a silently empty row."""
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == _C.dtype.bool:
+        raise _C.DTypeError(f"one_hot is only applicable to index tensors, got {tensor.dtype}")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise _C.ValueError("Can not infer total number of classes from empty tensor.")
+    elif num_classes < 0 or not _C.is_tracing():
+        lo, hi = _fn.stack([ops.min(tensor), ops.max(tensor)]).tolist()  # one host read
+        if lo < 0:
+            raise _C.ValueError("Class values must be non-negative.")
+        if num_classes < 0:
+            num_classes = hi + 1
+        elif hi >= num_classes:
+            raise _C.ValueError("Class values must be smaller than num_classes.")
     classes = _C.call("arange", [], {"start": 0.0, "end": float(num_classes), "dtype": tensor.dtype}, tensor.device)
     return (tensor.unsqueeze(-1) == classes).to(dtype=_C.dtype.int64)
 

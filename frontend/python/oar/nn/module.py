@@ -265,6 +265,8 @@ class _BackwardHook:
         return [res[i] for i in self.input_index]
 
 
+_warned_non_full_hook = False  # register_backward_hook's warning, once per process
+
 # Hooks run for every module's call (torch.nn.modules.module.register_module_*_hook).
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
@@ -557,6 +559,16 @@ class Module:
             else:
                 p.grad.zero_()
 
+    def share_memory(self):
+        """Moves every parameter, buffer and existing gradient into shared memory (Tensor.share_memory_, in
+        place: the same objects, so an optimizer built on them keeps working) for Hogwild-style training;
+        tensors on non-CPU devices are left as they are. Returns self."""
+        for t in (*self.parameters(), *self.buffers()):
+            t.share_memory_()
+            if t.grad is not None:  # torch's share_memory applies to the gradients as well
+                t.grad.share_memory_()
+        return self
+
     # ---- device / dtype ----
     def _apply_tensors(self, fn):
         moved = {}  # id -> new tensor: a tensor shared by several modules (tied weights) stays shared
@@ -571,13 +583,18 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """to(device), to(dtype), to(device, dtype), to(tensor); floating tensors alone change dtype."""
+        """to(device), to(dtype), to(device, dtype), to(tensor), each with non_blocking (positional or keyword);
+        to(memory_format=...) lays out the 4-D (channels_last) or 5-D (channels_last_3d) parameters and
+        buffers, as torch's. Floating tensors alone change dtype."""
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
+        memory_format = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
         for a in args:
+            if isinstance(a, bool):  # non_blocking, torch's last positional argument
+                continue
             if isinstance(a, _C.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
@@ -596,6 +613,8 @@ class Module:
                 r = r.to(dev)
             if dtype is not None and r.is_floating_point() and r.dtype != dtype:
                 r = r.to(dtype=dtype)
+            if memory_format is not None and r.dim() in (4, 5):
+                r = r.to(memory_format=memory_format)
             return r
         return self._apply_tensors(move)
 
@@ -712,7 +731,29 @@ class Module:
         """hook(module, grad_input, grad_output) -> None or a replacement grad_input tuple, called once
         per backward with the gradients w.r.t. the module's positional tensor inputs (None where an
         input is not a tensor that requires grad) and outputs. See _BackwardHook for how."""
+        if self.__dict__.get("_is_full_backward_hook") is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
         return _add_hook(self._backward_hooks, hook, prepend, ((self._any_hooks, True),))
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated non-full backward hook, hook(module, grad_input, grad_output). torch calls
+        it with the gradients of the inputs of the module's last autograd node (all of the module's
+        inputs only when its forward is one node); oar runs it as a full backward hook: grad_output as
+        torch's, grad_input the gradients w.r.t. the module's inputs (a warning says so, once)."""
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        global _warned_non_full_hook
+        if not _warned_non_full_hook:
+            _warned_non_full_hook = True
+            warnings.warn("register_backward_hook is deprecated (use register_full_backward_hook); oar runs it as "
+                          "a full backward hook: grad_input holds the gradients w.r.t. the module's inputs, which "
+                          "PyTorch 1.13 gives only when the module's forward is a single autograd node",
+                          UserWarning, stacklevel=2)
+        self.__dict__["_is_full_backward_hook"] = False
+        return _add_hook(self._backward_hooks, hook, False, ((self._any_hooks, True),))
 
     def __call__(self, *args, **kwargs):
         if not (self._any_hooks or _global_hooks_on):  # the common case, kept cheap

@@ -55,7 +55,9 @@ class DataLoader:
             raise ValueError("timeout option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        if prefetch_factor is not None and num_workers == 0:
+        # PyTorch 1.13's default was 2, so a 1.13 script may pass prefetch_factor=2 with num_workers=0 (1.13
+        # accepts that; 2.x refuses any value): the 1.13 rule, which is the more permissive one.
+        if prefetch_factor is not None and prefetch_factor != 2 and num_workers == 0:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing; let num_workers > 0 "
                              "to enable it")
         if prefetch_factor is not None and (not isinstance(prefetch_factor, numbers.Integral) or prefetch_factor < 1):
