@@ -64,8 +64,8 @@ void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F&
       // Chunks start at multiples of kAlign, so an element is computed by the
       // vector or the scalar form of a math function (which may differ in the
       // last bit) whatever the thread count: the scalar tail is the tensor's end.
-      b = round_up(b, kAlign);
-      e = e == L.numel ? e : round_up(e, kAlign);
+      b = std::min(round_up(b, kAlign), L.numel);
+      e = std::min(round_up(e, kAlign), L.numel);
       Out* __restrict op = o;
       const F fn = f;  // a local copy: its parameters (clamp's bounds) stay in registers, the ?: if-converts
 #pragma omp simd
