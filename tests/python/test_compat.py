@@ -74,6 +74,27 @@ def losses(output):
     return found
 
 
+def floats_after(label, output):
+    """Every number printed right after `label` (e.g. 'accuracy:'), in order."""
+    found = [float(m) for m in re.findall(re.escape(label) + r"\s+(-?\d+\.\d+(?:e[-+]\d+)?)", output)]
+    assert found, f"nothing printed after {label!r}:\n{output}"
+    return found
+
+
+def same_as_cpu(on_oar, name, device):
+    """The device's run of a compat script prints the CPU run's losses (a no-op on the CPU); returns its output."""
+    out = on_oar(name, device)
+    first = oar_devices()[0]
+    if device != first:
+        assert_same_losses(out, on_oar(name, first))
+    return out
+
+
+def oar_devices():
+    import oar
+    return oar._C.info()["devices"]
+
+
 def assert_same_losses(oar_out, torch_out):
     ours, theirs = losses(oar_out), losses(torch_out)
     assert len(ours) == len(theirs), f"{len(ours)} losses on oar, {len(theirs)} on PyTorch"

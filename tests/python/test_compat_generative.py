@@ -13,7 +13,8 @@ import subprocess
 import oar
 import pytest
 
-from test_compat import (TIMEOUT_S, _no_oar_env, assert_same_losses, device_runs, losses, ok, script,  # noqa: F401
+from test_compat import (floats_after, same_as_cpu,  # noqa: F401
+                         TIMEOUT_S, _no_oar_env, assert_same_losses, device_runs, losses, ok, script,  # noqa: F401
                          torch_python)
 
 DEVICES = oar._C.info()["devices"]
@@ -39,27 +40,14 @@ def on_torch(torch_python):
     return run
 
 
-def _floats_after(label, output):
-    found = [float(m) for m in re.findall(re.escape(label) + r"\s+(-?\d+\.\d+(?:e[-+]\d+)?)", output)]
-    assert found, f"nothing printed after {label!r}:\n{output}"
-    return found
-
-
-def _same_as_cpu(on_oar, name, device):
-    out = on_oar(name, device)
-    if not device.startswith("cpu"):
-        assert_same_losses(out, on_oar(name, DEVICES[0]))
-    return out
-
-
 # -- DCGAN ---------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_dcgan_trains(on_oar, device):
-    out = _same_as_cpu(on_oar, "dcgan.py", device)
+    out = same_as_cpu(on_oar, "dcgan.py", device)
     assert "weights_init conv std ~0.02 True bn weight mean ~1 True bn bias zero True" in out, out
-    d_loss = _floats_after("loss_D loss:", out)
-    d_real = _floats_after("D(x)", out)
+    d_loss = floats_after("loss_D loss:", out)
+    d_real = floats_after("D(x)", out)
     assert len(d_loss) == 11 and d_loss[-1] < d_loss[0] and d_real[-1] > d_real[0] + 0.1, out
     assert "grid shape (1, 72, 72)" in out and f"device {oar.device(device).type}" in out, out
 
@@ -72,11 +60,11 @@ def test_dcgan_matches_pytorch(on_oar, on_torch):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_ddpm_learns_to_denoise(on_oar, device):
-    out = _same_as_cpu(on_oar, "ddpm.py", device)
-    step_losses = _floats_after("loss:", out)  # training steps, then the sample statistics
+    out = same_as_cpu(on_oar, "ddpm.py", device)
+    step_losses = floats_after("loss:", out)  # training steps, then the sample statistics
     assert step_losses[5] < 0.5 * step_losses[0], out
-    assert _floats_after("ema lerp vs mul/add max diff", out)[0] < 1e-6, out
-    assert all(g > 0 for g in _floats_after("grad_norm", out)), out
+    assert floats_after("ema lerp vs mul/add max diff", out)[0] < 1e-6, out
+    assert all(g > 0 for g in floats_after("grad_norm", out)), out
 
 
 def test_ddpm_matches_pytorch(on_oar, on_torch):
@@ -89,10 +77,10 @@ def test_ddpm_matches_pytorch(on_oar, on_torch):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_vqvae_learns_and_uses_codes(on_oar, device):
-    out = _same_as_cpu(on_oar, "vqvae.py", device)
-    recon = _floats_after("recon loss:", out)
+    out = same_as_cpu(on_oar, "vqvae.py", device)
+    recon = floats_after("recon loss:", out)
     assert recon[-1] < 0.4 * recon[0], out
-    assert min(_floats_after("perplexity", out)) > 3, out  # no codebook collapse
+    assert min(floats_after("perplexity", out)) > 3, out  # no codebook collapse
     assert "counts sum 128" in out, out
 
 
@@ -107,8 +95,8 @@ def test_vqvae_matches_pytorch(on_oar, on_torch):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_pixelcnn_learns_and_is_causal(on_oar, device):
-    out = _same_as_cpu(on_oar, "pixelcnn.py", device)
-    epoch_losses = _floats_after("loss:", out)[:2]
+    out = same_as_cpu(on_oar, "pixelcnn.py", device)
+    epoch_losses = floats_after("loss:", out)[:2]
     assert epoch_losses[1] < 0.8 * epoch_losses[0], out
     assert "receptive field ok True" in out, out
     assert "sample shape (4, 1, 8, 8) values [0.0, 1.0]" in out, out
@@ -122,11 +110,11 @@ def test_pixelcnn_matches_pytorch(on_oar, on_torch):
 
 @pytest.mark.parametrize("device", DEVICES)  # on other devices too: Normal(0., 1.)'s 0-d CPU loc/scale join them
 def test_glow_learns_and_inverts(on_oar, device):
-    out = _same_as_cpu(on_oar, "glow.py", device)
+    out = same_as_cpu(on_oar, "glow.py", device)
     nll = losses(out)
     assert nll[4] < 0.8 * nll[0], out
     assert "actnorm initialized [1, 1, 1]" in out, out
-    assert _floats_after("round trip error:", out)[0] < 1e-4, out
+    assert floats_after("round trip error:", out)[0] < 1e-4, out
     lu, slogdet = map(float, re.search(r"lu logdet vs slogdet (\S+) (\S+)", out).groups())
     assert abs(lu - slogdet) < 1e-5, out
 

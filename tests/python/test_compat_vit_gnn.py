@@ -13,15 +13,10 @@ import numpy as np
 import oar
 import pytest
 
+from test_compat import floats_after, same_as_cpu  # noqa: F401
 from test_compat import assert_same_losses, device_runs, losses, ok, run_torch, script, torch_python  # noqa: F401
 
 DEVICES = oar._C.info()["devices"]
-
-
-def _floats_after(label, output):
-    found = [float(m) for m in re.findall(re.escape(label) + r"\s+(-?\d+\.\d+)", output)]
-    assert found, f"nothing printed after {label!r}:\n{output}"
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -29,23 +24,16 @@ def on_oar():
     return device_runs()
 
 
-def _same_as_cpu(on_oar, name, device):
-    out = on_oar(name, device)
-    if not device.startswith("cpu"):
-        assert_same_losses(out, on_oar(name, DEVICES[0]))
-    return out
-
-
 # -- Vision Transformer ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_vit_trains_and_round_trips(on_oar, device):
-    out = _same_as_cpu(on_oar, "vit_tiny.py", device)
+    out = same_as_cpu(on_oar, "vit_tiny.py", device)
     step_losses = losses(out)
     assert len(step_losses) == 11, out  # 10 steps, then the eval loss
     assert step_losses[-1] < 0.9 * step_losses[0], out
     assert "parameter groups: [26, 10]" in out and "buffer saved: False" in out, out
-    lr = _floats_after("lr", out)
+    lr = floats_after("lr", out)
     assert lr[0] < lr[2] and lr[-1] == 0.0, out  # warmup, then cosine to zero
     assert "(ls1): LayerScale()" in out and "(drop_path1): Identity()" in out, out
     assert "drop path keeps about half: True, values [0.0, 2.0]" in out, out
@@ -59,9 +47,9 @@ def test_vit_matches_pytorch(on_oar, torch_python):
     ours = on_oar("vit_tiny.py", DEVICES[0])
     theirs = ok(run_torch(torch_python, script("vit_tiny.py")))
     assert_same_losses(ours, theirs)
-    np.testing.assert_allclose(_floats_after("grad norm", ours), _floats_after("grad norm", theirs), rtol=1e-4)
+    np.testing.assert_allclose(floats_after("grad norm", ours), floats_after("grad norm", theirs), rtol=1e-4)
     for label in ("top1", "top3"):
-        assert _floats_after(label, ours) == _floats_after(label, theirs), label
+        assert floats_after(label, ours) == floats_after(label, theirs), label
     assert re.search(r"correct: \d+", ours).group(0) == re.search(r"correct: \d+", theirs).group(0)
     assert ours.split("buffer saved")[0] == theirs.split("buffer saved")[0]  # print(model), line for line
     tail = lambda text: text.split("correct:")[1]  # noqa: E731  DropPath, checkpoint and load_state_dict lines
@@ -72,7 +60,7 @@ def test_vit_matches_pytorch(on_oar, torch_python):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_gnns_learn(on_oar, device):
-    out = _same_as_cpu(on_oar, "gnn_plain.py", device)
+    out = same_as_cpu(on_oar, "gnn_plain.py", device)
     for check in ("inverse in range: True", "degrees agree: True", "adjacency: True (200, 200) 2400 True",
                   "sparse row sums agree: True", "neighbour means agree: True",
                   "segment softmax = sparse softmax: True", "with dropout, finite: True",
@@ -81,8 +69,8 @@ def test_gnns_learn(on_oar, device):
     for kind in ("gcn", "sage", "gat"):
         epoch_losses = [float(v) for v in re.findall(kind + r" epoch \d+ loss (\d+\.\d+)", out)]
         assert len(epoch_losses) == 4 and epoch_losses[-1] < 0.3 * epoch_losses[0], (kind, out)
-        train, val, test = (_floats_after(f"{kind} accuracy: train", out)[0], _floats_after("val", out.split(
-            f"{kind} accuracy:")[1])[0], _floats_after("test", out.split(f"{kind} accuracy:")[1])[0])
+        train, val, test = (floats_after(f"{kind} accuracy: train", out)[0], floats_after("val", out.split(
+            f"{kind} accuracy:")[1])[0], floats_after("test", out.split(f"{kind} accuracy:")[1])[0])
         assert train > 0.9 and val > 0.7 and test > 0.7, (kind, out)
     link = [float(v) for v in re.findall(r"link prediction step \d+ loss (\d+\.\d+)", out)]
     assert len(link) == 8, out
@@ -103,17 +91,17 @@ def test_gnns_match_pytorch(on_oar, torch_python):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_loop_utilities(on_oar, device):
-    out = _same_as_cpu(on_oar, "loop_utils.py", device)
+    out = same_as_cpu(on_oar, "loop_utils.py", device)
     assert "pre-hook saw [(16, 8)]" in out and "gradient after zero_grad(set_to_none=True): None" in out, out
-    penalties = _floats_after("penalty", out)
+    penalties = floats_after("penalty", out)
     assert len(penalties) == 4 and penalties[-1] < penalties[0], out
     assert "gradients clipped: True" in out, out
     assert "backward(inputs=) reached only the chosen weight: True True" in out, out
     assert "split: 200 40 reproducible: True" in out and "concat: 12 21 [10, 12]" in out, out
     assert "batches: 12 balanced classes: True batch keys: ['idx', 'x', 'y'] (16, 8) list" in out, out
-    val = _floats_after("validation loss", out)
+    val = floats_after("validation loss", out)
     assert val[-1] < 0.3 * val[0], out
-    lr = _floats_after("lr", out)
+    lr = floats_after("lr", out)
     assert lr[0] == 0.1 and lr[-1] < 0.01, out  # ReduceLROnPlateau halved it several times
     assert "kept state is a copy: True batches tracked:" in out, out
     assert "reproducible: True True True 7" in out, out
@@ -126,7 +114,7 @@ def test_loop_utilities_match_pytorch(on_oar, torch_python):
     assert_same_losses(ours, theirs)
     for label in ("penalty", "weight norm", "validation loss", "lr", "restored best: validation loss",
                   "halved weights:", "activation sum", "grad_input sum", "grad_output sum"):
-        np.testing.assert_allclose(_floats_after(label, ours), _floats_after(label, theirs), rtol=1e-4,
+        np.testing.assert_allclose(floats_after(label, ours), floats_after(label, theirs), rtol=1e-4,
                                    err_msg=label)
     # the printed tensors and modules, except the dtype name inside ParameterList's line (oar's dtype repr)
     f32 = repr(oar.float32)

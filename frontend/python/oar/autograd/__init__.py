@@ -97,23 +97,10 @@ def _accumulate_into(tensors, grad_tensors, retain, create_graph, inputs):
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     grads = _C.autograd_grad(tensors, inputs, grad_tensors, retain, create_graph, True)
-    with _GradModeSet(create_graph):
+    with set_grad_enabled(create_graph):
         for t, g in zip(inputs, grads):
             if g is not None:
                 t.grad = g if t.grad is None else t.grad + g
-
-
-class _GradModeSet:
-    def __init__(self, mode):
-        self.mode = mode
-
-    def __enter__(self):
-        self.prev = _C.is_grad_enabled()
-        _C.set_grad_enabled(self.mode)
-
-    def __exit__(self, *exc):
-        _C.set_grad_enabled(self.prev)
-        return False
 
 
 def is_grad_enabled():
