@@ -44,6 +44,14 @@ oar_status_t register_kernels(const oar_kernel_registrar* registrar) {
 
 void shutdown() {}
 
+// The flags this plugin reads, declared to the core through the ABI.
+const oar_flag_definition kConvLayoutDefinition = {
+    sizeof(oar_flag_definition), "OAR_CPU_MKLDNN_CONV_LAYOUT", OAR_FLAG_TYPE_CHOICE, "auto",
+    "Memory layout of oneDNN convolutions: auto picks per shape, blocked reorders into the layouts "
+    "oneDNN's direct kernels prefer, plain runs on NCHW memory. Read at every convolution.",
+    "auto,blocked,plain"};
+const oar_flag_definition* const kFlags[] = {&kConvLayoutDefinition};
+
 std::string g_version;
 
 oar_plugin_api g_api;
@@ -66,6 +74,8 @@ oar_status_t fill_api(const oar_host_api* host, oar_plugin_api* table) {
   api.device_get_properties = device_get_properties;
   api.register_kernels = register_kernels;
   api.collectives = nullptr;
+  api.flag_count = sizeof(kFlags) / sizeof(kFlags[0]);
+  api.flags = kFlags;
   return OAR_STATUS_OK;
 }
 

@@ -143,11 +143,6 @@ def run_torch(exe, *args):
 
 # -- the PyTorch programs -----------------------------------------------------------------------------------------
 
-def _has_adadelta():
-    import oar.optim
-    return hasattr(oar.optim, "Adadelta")
-
-
 MNIST_ARGS = ["--epochs", "2", "--dropout", "0", "--log-interval", "5"]
 
 
@@ -159,7 +154,6 @@ def mnist_on_oar(digits_npz, tmp_path_factory):
     return result, model_path
 
 
-@pytest.mark.xfail(not _has_adadelta(), strict=False, reason="oar.optim.Adadelta not landed yet")
 def test_pytorch_mnist_example_runs(mnist_on_oar):
     result, model_path = mnist_on_oar
     out = ok(result)
@@ -172,14 +166,12 @@ def test_pytorch_mnist_example_runs(mnist_on_oar):
     assert sorted(state) == sorted(f"{m}.{p}" for m in ("conv1", "conv2", "fc1", "fc2") for p in ("weight", "bias"))
 
 
-@pytest.mark.xfail(not _has_adadelta(), strict=False, reason="oar.optim.Adadelta not landed yet")
 def test_pytorch_mnist_example_matches_pytorch(mnist_on_oar, digits_npz, torch_python):
     ours = ok(mnist_on_oar[0])
     theirs = ok(run_torch(torch_python, script("mnist_adadelta.py"), "--data", digits_npz, *MNIST_ARGS))
     assert_same_losses(ours, theirs)
 
 
-@pytest.mark.xfail(not _has_adadelta(), strict=False, reason="oar.optim.Adadelta not landed yet")
 def test_mnist_example_with_dropout_runs(digits_npz):
     """With the example's own dropout (0.25 / 0.5), which no other framework's numbers can match."""
     out = ok(run_compat(script("mnist_adadelta.py"), "--data", digits_npz, "--epochs", "1", "--log-interval", "100"))
@@ -202,7 +194,16 @@ def test_cnn_sgd_script_runs(cnn_on_oar):
 def test_cnn_sgd_script_matches_pytorch(cnn_on_oar, digits_npz, torch_python, tmp_path):
     theirs = ok(run_torch(torch_python, script("digits_cnn_sgd.py"), "--data", digits_npz,
                           "--checkpoint", str(tmp_path / "torch.pt")))
-    assert_same_losses(ok(cnn_on_oar), theirs)
+    # Debian's PyTorch convolves by im2col + GEMM; so does oar's plain layout, which adds in the same order, so
+    # 14 logged losses agree to 1e-4. oar's default picks oneDNN's blocked direct kernels for these shapes (other
+    # rounding, within f32 of float64: test_conv_layouts.py): SGD with momentum amplifies that to ~1% after ten
+    # logged losses, as it would between two PyTorch builds. Both are checked.
+    env = dict(_env(), OAR_CPU_MKLDNN_CONV_LAYOUT="plain")
+    same_algorithm = run_compat(script("digits_cnn_sgd.py"), "--data", digits_npz, "--checkpoint",
+                                str(tmp_path / "plain.pt"), env=env)
+    assert_same_losses(ok(same_algorithm), theirs)
+    np.testing.assert_allclose(losses(ok(cnn_on_oar)), losses(theirs), rtol=0.1, atol=0.01)
+    np.testing.assert_allclose(losses(ok(cnn_on_oar))[:8], losses(theirs)[:8], rtol=RTOL, atol=0)
 
 
 @pytest.fixture(scope="module")

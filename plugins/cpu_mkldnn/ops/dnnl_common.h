@@ -84,6 +84,45 @@ inline void execute(const dnnl::primitive& p, const std::unordered_map<int, dnnl
   stream().wait();
 }
 
+// ---- operands in a primitive's preferred layout ----
+
+// A primitive created with format_tag::any picks its own layout for an operand
+// (nChw16c activations, OIhw16i16o weights on AVX-512); oar hands over plain
+// dense memory. A Staged operand records both and the reorder between them, so
+// the kernel reorders through a workspace only where they differ.
+struct Staged {
+  dnnl::memory::desc plain, inner;
+  dnnl::primitive reorder;  // plain -> inner for inputs, inner -> plain for outputs
+  bool staged = false;
+};
+
+inline Staged stage(const dnnl::memory::desc& plain, const dnnl::memory::desc& inner, bool input) {
+  Staged s{plain, inner, {}, inner != plain};
+  if (s.staged)
+    s.reorder = input ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), inner))
+                      : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), inner, engine(), plain));
+  return s;
+}
+
+// The memory a primitive reads: the plain input itself, or its reordered copy.
+inline dnnl::memory staged_input(const Staged& s, const void* plain, const sdk::KernelArgs& a) {
+  dnnl::memory src = make_memory(s.plain, plain);
+  if (!s.staged) return src;
+  dnnl::memory dst(s.inner, engine(), a.workspace(s.inner.get_size()));
+  s.reorder.execute(stream(), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  return dst;
+}
+
+// The memory a primitive writes: the plain output, or a workspace that
+// staged_output_done() reorders into it.
+inline dnnl::memory staged_output(const Staged& s, void* plain, const sdk::KernelArgs& a) {
+  return s.staged ? dnnl::memory(s.inner, engine(), a.workspace(s.inner.get_size())) : make_memory(s.plain, plain);
+}
+
+inline void staged_output_done(const Staged& s, const dnnl::memory& written, void* plain) {
+  if (s.staged) s.reorder.execute(stream(), {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, make_memory(s.plain, plain)}});
+}
+
 // ---- primitive cache ----
 
 // Everything that determines a primitive, flattened: dtype, shapes, strides, attrs.
@@ -118,6 +157,7 @@ struct Cached {
   dnnl::primitive fwd;
   dnnl::memory::desc workspace_md;
   std::vector<dnnl::memory::desc> mds;
+  std::vector<Staged> staged;  // operands in the primitive's own layouts, where it chose them
   int64_t flags = 0;
 };
 using CachedPtr = std::shared_ptr<const Cached>;
