@@ -113,6 +113,10 @@ using InferFn = std::function<std::vector<TensorMeta>(const InferContext&)>;
 // kernel of its own for the op (before any CPU fallback), so a plugin gets a
 // composite op such as linear from its matmul and add kernels without code.
 using DecomposeFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Attrs& attrs)>;
+// For ops whose kernels update state in place (sgd_step, adam_step): the input
+// whose buffer output `output` may be, or -1. A training graph's executor hands
+// that buffer over when the graph's update writes the output back to it.
+using OutputAliasFn = std::function<int64_t(size_t output, size_t n_inputs, const Attrs& attrs)>;
 
 struct OpSchema {
   std::string name;
@@ -133,6 +137,7 @@ struct OpSchema {
   Gradient gradient = Gradient::kRule;
   OpRole role = OpRole::kPublic;
   DecomposeFn decompose;         // empty: the op needs a kernel (or the CPU fallback)
+  OutputAliasFn output_alias;    // empty: outputs are fresh buffers (elementwise ops aside)
   std::string doc;
   // Example calls: what oar-conformance generates its op tests from (with
   // non-contiguous, negative-stride and empty variants of each) and

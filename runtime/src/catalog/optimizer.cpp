@@ -8,6 +8,7 @@
 // without the kernels runs the decomposition below, the same rule in
 // elementwise ops.
 #include <cmath>
+#include <cstring>
 
 #include "catalog_util.h"
 #include "oar/dispatch.h"
@@ -178,6 +179,16 @@ std::vector<Tensor> adam_decompose(const std::vector<Tensor>& in, const Attrs& a
   return params;
 }
 
+// Output o is element o % n of the o / n-th updated list (params, then the
+// state lists: every list but grads and steps), which is that list's input.
+int64_t updated_input(size_t o, size_t n_inputs, const ListLayout& l) {
+  size_t n = (n_inputs - 1) / l.names.size();
+  if (n == 0) return -1;
+  size_t list = o / n == 0 ? 0 : o / n + 1;  // grads (list 1) are not updated
+  if (list >= l.names.size() || std::strcmp(l.names[list], "steps") == 0) return -1;
+  return int64_t(1 + list * n + o % n);
+}
+
 OpSchema optimizer_op(const std::string& name, std::vector<AttrSpec> attrs, InferFn infer, DecomposeFn decompose,
                       std::string doc) {
   InputSpec tensors = variadic("tensors");
@@ -188,6 +199,9 @@ OpSchema optimizer_op(const std::string& name, std::vector<AttrSpec> attrs, Infe
   s.role = OpRole::kOptimizer;
   s.gradient = Gradient::kNone;
   s.decompose = std::move(decompose);
+  s.output_alias = [name](size_t o, size_t n_inputs, const Attrs& a) {
+    return updated_input(o, n_inputs, name == "sgd_step" ? sgd_layout(a) : adam_layout(a));
+  };
   return s;
 }
 

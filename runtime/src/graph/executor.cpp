@@ -27,6 +27,7 @@ struct Executor::Step {
   // An elementwise step may write its output into this input (index into
   // inputs), whose value dies here: same shape and dtype, a kernel's own buffer.
   int32_t inplace_input = -1;
+  std::vector<int32_t> output_targets;  // per output: the updated state slot it is written into, or -1
 };
 
 namespace {
@@ -136,6 +137,7 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
   for (const auto& u : graph_->updates()) last[size_t(u.source->id)] = -1;
   for (size_t slot = 0; slot < last.size(); ++slot)
     if (last[slot] >= 0) steps_[size_t(last[slot])]->release.push_back(int32_t(slot));
+  plan_updates_in_place(last);
 
   // Memory planning, in place: an elementwise kernel (out[i] depends on in[i]
   // only) may overwrite an input that dies at this step. Only buffers a kernel
@@ -158,6 +160,36 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
       }
     }
   }
+}
+
+
+void Executor::plan_updates_in_place(const std::vector<int32_t>& last) {
+  // An optimizer step's output goes straight into the state tensor that the
+  // graph's update writes it back to (the op's own input for that output, as
+  // eager calls it), when nothing reads the old value later and it is no graph
+  // output: apply_updates then has nothing to copy, and no buffer is allocated.
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = *steps_[i];
+    if (s.kind != Step::Kind::kKernel || !s.op->output_alias) continue;
+    for (const auto& u : graph_->updates()) {
+      auto at = std::find(s.outputs.begin(), s.outputs.end(), u.source->id);
+      if (at == s.outputs.end()) continue;
+      size_t o = size_t(at - s.outputs.begin());
+      int64_t j = s.op->output_alias(o, s.inputs.size(), s.attrs);
+      if (j < 0 || size_t(j) >= s.inputs.size() || s.inputs[size_t(j)] != u.target->id) continue;
+      if (last[size_t(u.target->id)] != int32_t(i)) continue;
+      if (u.target->meta.shape != s.output_metas[o].shape || u.target->meta.dtype != s.output_metas[o].dtype) continue;
+      if (s.output_targets.empty()) s.output_targets.assign(s.outputs.size(), -1);
+      s.output_targets[o] = u.target->id;
+    }
+  }
+}
+
+size_t Executor::update_in_place_count() const {
+  size_t n = 0;
+  for (const auto& s : steps_)
+    for (int32_t t : s->output_targets) n += t >= 0;
+  return n;
 }
 
 size_t Executor::inplace_step_count() const {
@@ -244,8 +276,15 @@ std::vector<Tensor> Executor::run_resolved(std::vector<Tensor>& slots) {
               victim.shape() == step->output_metas[0].shape)
             out.push_back(victim);
         }
-        if (out.empty())
-          for (const TensorMeta& m : step->output_metas) out.push_back(Tensor::empty(m.shape, m.dtype, device_));
+        for (size_t o = out.size(); o < step->output_metas.size(); ++o) {
+          const TensorMeta& m = step->output_metas[o];
+          int32_t target = step->output_targets.empty() ? -1 : step->output_targets[o];
+          const Tensor* t = target >= 0 ? &slots[size_t(target)] : nullptr;
+          if (t && t->defined() && t->is_contiguous() && t->shape() == m.shape && t->dtype() == m.dtype)
+            out.push_back(*t);  // the updated state itself (plan_updates_in_place)
+          else
+            out.push_back(Tensor::empty(m.shape, m.dtype, device_));
+        }
         launch_kernel(op, device_, *step->impls, in, out, step->abi);
         break;
       }
@@ -284,7 +323,13 @@ void Executor::apply_updates(const std::vector<Tensor>& slots, const std::vector
       size_t i = size_t(std::find(declared.begin(), declared.end(), u.target) - declared.begin());
       target = inputs.at(i);
     }
-    target.copy_(slots[size_t(u.source->id)]);
+    const Tensor& source = slots[size_t(u.source->id)];
+    if (source.defined() && source.impl().storage == target.impl().storage && source.offset() == target.offset() &&
+        source.shape() == target.shape() && source.strides() == target.strides()) {
+      target.impl().storage->bump_version();  // written in place by its step, as copy_ would have
+      continue;
+    }
+    target.copy_(source);
   }
 }
 

@@ -46,12 +46,15 @@ class Executor {
   size_t eager_node_count() const;
   // How many elementwise steps write their output into a dying input's buffer.
   size_t inplace_step_count() const;
+  // How many updates (optimizer state) their step writes in place, with no copy.
+  size_t update_in_place_count() const;
 
  private:
   struct Step;
   std::vector<Tensor> run_resolved(std::vector<Tensor>& slots);
   std::vector<Tensor> run_eager(std::vector<Tensor>& slots);
   void apply_updates(const std::vector<Tensor>& slots, const std::vector<Tensor>& inputs);
+  void plan_updates_in_place(const std::vector<int32_t>& last);
 
   std::shared_ptr<const Graph> graph_;
   Device device_;

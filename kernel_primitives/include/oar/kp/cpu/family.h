@@ -20,6 +20,7 @@ class FamilyBackend {
   explicit FamilyBackend(const sdk::KernelArgs& a) : args_(a) {}
   // A lane of a row-copying kernel takes up to this many entries (family::lane_chunk).
   static constexpr int64_t kLaneChunk = 256;
+  static constexpr bool kHostMemory = true;  // family::host_memory
   const sdk::KernelArgs& args() const { return args_; }
 
   template <class T> using acc = accumulate_t<T>;

@@ -73,6 +73,16 @@ constexpr int64_t lane_chunk() {
   else return 1;
 }
 
+// Whether the host may read the backend's device memory directly (the CPU:
+// `static constexpr bool kHostMemory = true`): a family driver then reads a
+// small device scalar (a step count) once instead of every lane computing
+// with it.
+template <class B>
+constexpr bool host_memory() {
+  if constexpr (requires { B::kHostMemory; }) return B::kHostMemory;
+  else return false;
+}
+
 // Rows of `inner` entries cut into runs of at most lane_chunk<B>(): the run
 // length (A.i[chunk_at]) and runs per row (A.i[chunk_at + 1]); returns the runs per row.
 template <class B>

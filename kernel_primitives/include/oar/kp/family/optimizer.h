@@ -46,6 +46,11 @@ struct Optimizer {
     return {a, tensors / count};
   }
 
+  // Element i of a contiguous f32 tensor in host memory (host_memory<B>() only).
+  static float host_float(const oar_tensor_view& v, int64_t i) {
+    return static_cast<const float*>(v.data)[v.offset + i];
+  }
+
   static Launch launch_for(const sdk::KernelArgs& a, const oar_tensor_view& param) {
     Launch L;
     L.family = "optimizer";
@@ -105,13 +110,19 @@ struct Optimizer {
       L.p[2] = updated(b, l.out(1, k), l.in(2, k));
       L.p[3] = updated(b, l.out(2, k), l.in(3, k));
       if (amsgrad) L.p[4] = updated(b, l.out(3, k), l.in(4, k));
-      if (step_tensors) {
-        L.p[6] = operand(l.in(4 + amsgrad, k));
+      const oar_tensor_view* step = step_tensors ? &l.in(4 + amsgrad, k) : nullptr;
+      if (step != nullptr && !host_memory<B>()) {
+        L.p[6] = operand(*step);  // each lane raises the betas to it (a device scalar)
         L.A.i[4] = 1;
       } else {
-        // On the host in double, as PyTorch computes them in Python.
-        L.A.f[5] = param_bits(1 - std::pow(beta1, steps[size_t(k)]));
-        L.A.f[6] = param_bits(std::sqrt(1 - std::pow(beta2, steps[size_t(k)])));
+        // On the host in double, as PyTorch computes them in Python (a step
+        // tensor in host memory read once, not two powers per lane).
+        const double t = step ? double(host_float(*step, 0)) : steps[size_t(k)];
+        double b1 = beta1, b2 = beta2;  // or the betas the kernel reads from the hyperparameter tensor
+        if (step && L.A.i[3] > 1) b1 = host_float(a.input(0), 1);
+        if (step && L.A.i[3] > 2) b2 = host_float(a.input(0), 2);
+        L.A.f[5] = param_bits(1 - std::pow(b1, t));
+        L.A.f[6] = param_bits(std::sqrt(1 - std::pow(b2, t)));
       }
       L.A.i[0] = amsgrad, L.A.i[1] = a.attr_bool("maximize"), L.A.i[2] = a.attr_bool("decoupled_weight_decay");
       L.A.f[1] = param_bits(beta1), L.A.f[2] = param_bits(beta2);
