@@ -269,10 +269,13 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   Runtime& rt = Runtime::get();
   const auto& registry = KernelRegistry::instance();
   const std::vector<KernelEntry>* impls = registry.lookup(op.id, device.type, sig_buf, n_sig);
+  std::vector<Tensor> outs;
   if (impls == nullptr && op.decompose) {
     // The composite's own node (recorded by call) carries the gradient, not its parts.
     autograd::NoGradGuard no_grad;
-    std::vector<Tensor> outs = op.decompose(inputs, attrs);
+    outs = op.decompose(inputs, attrs);  // none: it declines these dtypes (the fallback below may serve them)
+  }
+  if (!outs.empty()) {
     for (size_t i = 0; i < outs.size() && i < metas.size(); ++i)
       if (outs[i].shape() != metas[i].shape || outs[i].dtype() != metas[i].dtype)
         throw InternalError(str("op '", op.name, "': its decomposition produced ", shape_str(outs[i].shape()), " ",

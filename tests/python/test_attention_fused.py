@@ -92,6 +92,38 @@ def test_float_mask_gets_its_gradient(device, causal):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_second_derivatives_match_finite_differences(device, causal):
+    # Under create_graph the gradient is written in ops, so it differentiates again (gradient penalties,
+    # meta-learning); the first-order pass keeps the fused backward kernel.
+    q, k, v = rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 4, 2))
+    inputs = (T(q, device, True), T(k, device, True), T(v, device, True),
+              T(rng.standard_normal((2, 3, 4)), device, True))
+
+    def fused(a, b, c, m):
+        return oar.ops.attention_fused(a, b, c, m, causal=causal, scale=0.6)
+
+    assert oar.autograd.gradgradcheck(fused, inputs, atol=1e-6, rtol=1e-4)
+
+
+def test_sdpa_gradient_penalty_matches_the_composite_path():
+    # d/dq of |d loss / dk|^2 through F.scaled_dot_product_attention equals the math written out in ops.
+    q, k, v = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 6, 4)), rng.standard_normal((2, 6, 4))
+
+    def penalty_grads(attend):
+        a, b, c = T(q, "cpu", True), T(k, "cpu", True), T(v, "cpu", True)
+        (gk,) = oar.autograd.grad(attend(a, b, c).pow(2).sum(), b, create_graph=True)
+        gk.pow(2).sum().backward()
+        return [t.grad.numpy() for t in (a, b, c)]
+
+    fused = penalty_grads(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True))
+    math = penalty_grads(lambda a, b, c: oar.softmax(
+        (a @ b.transpose(-1, -2) / 2.0).masked_fill(oar.ones(5, 6).tril() == 0, float("-inf")), -1) @ c)
+    for x, y in zip(fused, math):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_sdpa_broadcast_float_mask_gradient_matches_composite(device):
     q, k, v = (rng.standard_normal((2, 3, 6, 8)) for _ in range(3))
     m = rng.standard_normal((6, 6))

@@ -83,3 +83,54 @@ def test_each_node_name_is_its_own_class_like_pytorch():
     assert names[0] == names[1] == ["SumBackward0", "ExpBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad"]
     x = oar.ones(2, requires_grad=True)
     assert type((x * 2).grad_fn) is type((x * 3).grad_fn) and isinstance((x * 2).grad_fn, oar._C.GradFn)
+
+
+def _leaf_hook_calls(lib):
+    """Which hooks run for a leaf under backward() and under autograd.grad()."""
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+    w.register_hook(lambda g: calls.append("tensor"))
+    acc = (w * 3).grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda go: calls.append("node-pre"))
+    acc.register_hook(lambda gi, go: calls.append("node-post"))
+    (gw,) = lib.autograd.grad((w * 3).sum(), w)
+    during_grad, calls[:] = list(calls), []
+    (w * 3).sum().backward()
+    return during_grad, list(calls), gw.tolist(), w.grad.tolist()
+
+
+def test_accumulate_grad_node_hooks_run_only_when_it_accumulates():
+    during_grad, during_backward, gw, acc = _leaf_hook_calls(oar)
+    assert during_grad == ["tensor"]  # grad() captures; the AccumulateGrad node does not run
+    assert during_backward == ["tensor", "node-pre", "node-post"]
+    assert gw == [3.0, 3.0] and acc == [3.0, 3.0]
+    # torch 1.13 runs the node hooks the same way (the leaf's tensor hook runs under grad() only from 2.0 on,
+    # before the node's pre-hooks: oar follows 2.x there)
+    torch = import_torch()
+    t_grad, t_backward, t_gw, t_acc = _leaf_hook_calls(torch)
+    node_only = lambda calls: [c for c in calls if c != "tensor"]  # noqa: E731
+    assert node_only(t_grad) == node_only(during_grad) and node_only(t_backward) == node_only(during_backward)
+    assert (t_gw, t_acc) == (gw, acc)
+
+
+def _penalty_grads(lib, act):
+    """A gradient penalty where the bias reaches the loss only through the activation's backward mask."""
+    x = lib.tensor([[0.5, -1.0], [2.0, -0.25]], requires_grad=True)
+    w = lib.tensor([[1.5, -0.5], [0.25, 2.0]], requires_grad=True)
+    b = lib.tensor([0.1, -0.3], requires_grad=True)
+    y = act(x @ w + b).sum()
+    (gx,) = lib.autograd.grad(y, x, create_graph=True)
+    (gx ** 2).sum().backward()
+    return [None if t.grad is None else t.grad.tolist() for t in (x, w, b)]
+
+
+@pytest.mark.parametrize("name", ["relu", "leaky_relu"])
+def test_relu_double_backward_gives_zeros_not_none(name):
+    ours = _penalty_grads(oar, getattr(oar.nn.functional, name))
+    assert ours[2] == [0.0, 0.0]  # b only feeds the mask: zeros, so an optimizer still steps it
+    torch = import_torch()
+    theirs = _penalty_grads(torch, getattr(torch.nn.functional, name))
+    for a, b in zip(ours, theirs):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -156,12 +156,14 @@ class GraphTask {
       for (const auto& c : captures_)
         if (c.node == node && c.output_nr == i) captured_[c.index] = accumulate(captured_[c.index], grads[i]);
     }
-    for (const auto& h : node->pre_hooks) replace_grads(grads, h(grads), *node, "pre-hook");
-    if (acc) {  // the leaf's hooks ran above
-      if (accumulate_leaves_) acc->apply(grads);
+    if (acc) {  // the leaf's hooks ran above; grad() does not run AccumulateGrad, so nor its node hooks
+      if (!accumulate_leaves_) return;
+      for (const auto& h : node->pre_hooks) replace_grads(grads, h(grads), *node, "pre-hook");
+      acc->apply(grads);
       for (const auto& h : node->post_hooks) h({}, grads);
       return;
     }
+    for (const auto& h : node->pre_hooks) replace_grads(grads, h(grads), *node, "pre-hook");
     if (node->released)
       throw ValueError(str("trying to backward through the graph a second time (node ", node->name(),
                            "); its saved tensors were freed. Pass retain_graph=true to the first backward"));

@@ -69,7 +69,11 @@ struct OpNode : Node {
       throw NotImplementedError(
           op->gradient == Gradient::kFirstOrderOnly
               ? str("op '", op->name, "' is a backward kernel without a gradient rule of its own: a derivative of "
-                    "this order is not implemented")
+                    "this order is not implemented",
+                    op->name == "rnn_layer_backward"
+                        ? " (recurrent layers: with oar.nn.rnn.fused_kernels = False they are composed of "
+                          "differentiable ops)"
+                        : "")
               : str("op '", op->name, "' has no gradient rule; cannot differentiate through it"));
     // Outputs handed to the rule are reconnected to this node, so rules that
     // use them (sigmoid, softmax) stay differentiable under create_graph.

@@ -113,13 +113,15 @@ void register_elementwise_grad_rules() {
   });
   // backward helpers are differentiable too (second derivatives of activations)
   register_grad_rule("relu_backward", [](const GradContext& c) -> std::vector<Tensor> {
-    return {c.needs(0) ? op("relu_backward", {c.grad_or_zeros(0), c.inputs[1]}) : Tensor(), Tensor()};
+    // the mask's derivative is zero, but connected: torch gives zeros, not None, to what only feeds it
+    return {c.needs(0) ? op("relu_backward", {c.grad_or_zeros(0), c.inputs[1]}) : Tensor(),
+            c.needs(1) ? zeros_like(c.inputs[1]) : Tensor()};
   });
   register_grad_rule("leaky_relu_backward", [](const GradContext& c) -> std::vector<Tensor> {
     return {c.needs(0) ? op("leaky_relu_backward", {c.grad_or_zeros(0), c.inputs[1]},
                             {{"negative_slope", c.attrs.get_float("negative_slope")}})
                        : Tensor(),
-            Tensor()};
+            c.needs(1) ? zeros_like(c.inputs[1]) : Tensor()};
   });
   register_grad_rule("sigmoid_backward", [](const GradContext& c) -> std::vector<Tensor> {
     // out = g * y * (1 - y): d/dg = y(1-y), d/dy = g (1 - 2y)

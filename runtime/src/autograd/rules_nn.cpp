@@ -8,6 +8,7 @@
 // backward ops have no rule. Norm rules also take gradients of the statistics
 // outputs (mean/var), which the composed formulas rely on.
 #include <limits>
+#include <utility>
 
 #include "rules_util.h"
 
@@ -229,17 +230,34 @@ std::vector<Tensor> layer_norm_rule(const GradContext& c) {
 // d loss / d mask of attention_fused: with P = exp(scale q k^T + mask - lse)
 // (zero above the diagonal when causal), dS = P * (gO v^T - rowsum(gO * out)
 // + grad_lse). Built from ops, so it is differentiable again.
-Tensor attention_mask_grad(const GradContext& c) {
-  const Tensor &q = c.inputs[0], &k = c.inputs[1], &v = c.inputs[2], &mask = c.inputs[3];
+// Returns {P, dS}.
+std::pair<Tensor, Tensor> attention_probs_and_score_grad(const GradContext& c) {
+  const Tensor &q = c.inputs[0], &k = c.inputs[1], &v = c.inputs[2];
   const Tensor &out = c.outputs[0], &lse = c.outputs[1];
-  Tensor scores = add(mul(op("matmul", {q, k.transpose(-1, -2)}), scalar_like(q, c.attrs.get_float("scale"))), mask);
+  Tensor scores = mul(op("matmul", {q, k.transpose(-1, -2)}), scalar_like(q, c.attrs.get_float("scale")));
+  if (c.inputs[3].defined()) scores = add(scores, c.inputs[3]);
   Tensor p = op("exp", {sub(scores, lse.unsqueeze(-1))});
   if (c.attrs.has("causal") && c.attrs.get_bool("causal")) p = op("tril", {p}, {{"diagonal", int64_t(0)}});
   Tensor g_out = c.grad_or_zeros(0);
   Tensor dp = sub(op("matmul", {g_out, v.transpose(-1, -2)}),
                   op("sum", {mul(g_out, out)}, {{"dims", std::vector<int64_t>{-1}}, {"keepdim", true}}));
   if (c.grads[1].defined()) dp = add(dp, c.grads[1].unsqueeze(-1));
-  return mul(p, dp);
+  return {p, mul(p, dp)};
+}
+
+Tensor attention_mask_grad(const GradContext& c) { return attention_probs_and_score_grad(c).second; }
+
+// The whole gradient of attention_fused in ops (the [L, S] matrices stored):
+// under create_graph, where the fused backward kernel has no derivative of its
+// own, so second derivatives (gradient penalties, meta-learning) go through these.
+std::vector<Tensor> attention_grad_in_ops(const GradContext& c) {
+  auto [p, ds] = attention_probs_and_score_grad(c);
+  const Tensor &q = c.inputs[0], &k = c.inputs[1];
+  Tensor scale = scalar_like(q, c.attrs.get_float("scale"));
+  return {c.needs(0) ? mul(op("matmul", {ds, k}), scale) : Tensor(),
+          c.needs(1) ? mul(op("matmul", {ds.transpose(-1, -2), q}), scale) : Tensor(),
+          c.needs(2) ? op("matmul", {p.transpose(-1, -2), c.grad_or_zeros(0)}) : Tensor(),
+          c.inputs[3].defined() && c.needs(3) ? ds : Tensor()};
 }
 
 }  // namespace
@@ -394,6 +412,7 @@ void register_nn_grad_rules() {
   // probabilities from lse). A float mask that requires grad (as PyTorch's
   // math path allows) gets dS, which has the mask's [..., L, S] shape anyway.
   register_grad_rule("attention_fused", [](const GradContext& c) -> std::vector<Tensor> {
+    if (is_grad_enabled()) return attention_grad_in_ops(c);
     auto g = ops("attention_fused_backward",
                  {c.grad_or_zeros(0), c.inputs[0], c.inputs[1], c.inputs[2], c.inputs[3], c.outputs[0], c.outputs[1],
                   c.grads[1]},

@@ -244,7 +244,9 @@ void register_math_composites(OpRegistry& r) {
                        },
                        "a[i] * b[j] of two vectors", DTypePolicy::kPromote),
                   [](const std::vector<Tensor>& in, const Attrs&) {
-                    return std::vector<Tensor>{op2("mul", in[0].unsqueeze(1), in[1].unsqueeze(0))};
+                    // bool has no mul kernel; and is its product
+                    const char* times = in[0].dtype() == DType::boolean ? "logical_and" : "mul";
+                    return std::vector<Tensor>{op2(times, in[0].unsqueeze(1), in[1].unsqueeze(0))};
                   }),
         {"[4] [3]", "[1] [5]"});
   const std::vector<AttrSpec> scales{flt("beta", 1.0), flt("alpha", 1.0)};

@@ -118,14 +118,9 @@ void register_elementwise_ops(OpRegistry& r) {
   // comparisons and logic
   for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"})
     r.add(no_gradient(binary(n, P, std::string("comparison ") + n + ", bool result", bool_out)));
+  // Mixed dtypes promote first (as PyTorch): a value is nonzero in the common dtype when it is in its own.
   for (const char* n : {"logical_and", "logical_or", "logical_xor"})
-    r.add(no_gradient(binary(n, DTypePolicy::kNone, std::string(n) + " of (a != 0, b != 0), bool result",
-                             [](const InferContext& c) {
-                               if (c.dtype(0) != c.dtype(1))
-                                 throw DTypeError(str("op '", c.schema.name, "' needs inputs of one dtype, got ",
-                                                      dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1))));
-                               return bool_out(c);
-                             })));
+    r.add(no_gradient(binary(n, P, std::string(n) + " of (a != 0, b != 0), bool result", bool_out)));
   // gradient helpers of activations: (grad, saved) -> grad_x
   r.add(backward_kernel(binary("sigmoid_backward", F, "grad * y * (1 - y), y = sigmoid(x)", same_dtype, {"grad", "y"})));
   r.add(backward_kernel(binary("tanh_backward", F, "grad * (1 - y^2), y = tanh(x)", same_dtype, {"grad", "y"})));

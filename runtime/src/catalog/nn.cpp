@@ -55,7 +55,8 @@ OpSchema make_op(const std::string& name, std::vector<InputSpec> inputs, std::ve
 // ---- matmul ----
 
 std::vector<TensorMeta> matmul_infer(const InferContext& c) {
-  require_floating(c, 0);
+  if (c.dtype(0) == DType::boolean)
+    throw DTypeError("op 'matmul' does not support bool operands (as PyTorch); cast them to an integer or float dtype");
   const Shape &a = c.shape(0), &b = c.shape(1);
   if (a.size() < 2 || b.size() < 2)
     throw ShapeError(str("matmul: both operands need at least 2 dimensions, got a ", shape_str(a),
@@ -324,8 +325,18 @@ void register_nn_ops(OpRegistry& r) {
   const auto full = AmpCategory::kFullPrecision;
 
   OpSchema mm = make_op("matmul", {InputSpec{"a"}, InputSpec{"b"}}, {"y"}, {}, matmul_infer,
-                        "a [..., M, K] @ b [..., K, N]; batch dims broadcast", DTypePolicy::kPromote, lower);
+                        "a [..., M, K] @ b [..., K, N]; batch dims broadcast; integers multiply and sum exactly (in i64)",
+                        DTypePolicy::kPromote, lower);
   mm.strided_inputs = true;  // transposed operands reach oneDNN without a copy
+  // Integer products (oneDNN and cuBLAS multiply floats): broadcast, multiply and
+  // sum in i64, cast back as PyTorch. Floats decline, so a device without a
+  // float kernel gets the CPU fallback rather than an [M, K, N] intermediate.
+  mm.decompose = [](const std::vector<Tensor>& in, const Attrs&) -> std::vector<Tensor> {
+    if (is_floating(in[0].dtype())) return {};
+    Tensor terms = call1("mul", {in[0].unsqueeze(-1), in[1].unsqueeze(-3)});
+    Tensor sum = call1("sum", {terms}, {{"dims", std::vector<int64_t>{-2}}, {"keepdim", false}});
+    return {sum.to(in[0].dtype())};
+  };
   r.add(std::move(mm), {"[3,4] [4,5]", "[2,3,4] [4,5]", "[2,1,3,4] [3,4,2]", "[1,7] [7,1]", "large:[256,300] [300,200]"});
 
   OpSchema linear = make_op("linear", {InputSpec{"x"}, InputSpec{"weight"}, optional_input("bias")}, {"y"}, {},

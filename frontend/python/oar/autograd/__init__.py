@@ -1,6 +1,7 @@
 """oar.autograd: grad(), backward(), the grad-mode context managers, custom functions
 (Function, in function.py) and numerical gradient checks (gradcheck.py)."""
 import functools
+import threading
 
 from .. import _C
 from . import anomaly_mode as _anomaly
@@ -164,6 +165,31 @@ class inference_mode(_GradMode):
 
     def __init__(self, mode=True):
         self.mode = not mode
+        self.inference = bool(mode)
+
+    def __enter__(self):
+        self.prev_inference = is_inference_mode_enabled()
+        _inference_state.on = self.inference
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _inference_state.on = self.prev_inference
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self.inference):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+_inference_state = threading.local()
+
+
+def is_inference_mode_enabled():
+    """torch.is_inference_mode_enabled: inside `inference_mode()` (per thread)."""
+    return getattr(_inference_state, "on", False)
 
 
 class enable_grad(_GradMode):
