@@ -17,7 +17,7 @@ from ._functions import *  # noqa: F401,F403  add, matmul, sum, cat, stack, wher
 from ._torch_signatures import *  # noqa: F401,F403  ops whose torch signature is not the catalog's
 from ._tensor_math import *  # noqa: F401,F403  math, comparison, reduction, scan, sort/select functions
 from ._tensor_shape import *  # noqa: F401,F403  shape, indexing and matrix functions
-from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled
+from .autograd import no_grad, enable_grad, inference_mode, set_grad_enabled, is_grad_enabled, is_inference_mode_enabled
 from . import autograd, nn, optim, utils
 from . import jit
 from . import onnx
@@ -72,3 +72,5 @@ def is_tensor(obj):
 
 
 from . import _complex; _complex._install(__import__(__name__))  # noqa: E402,E702  complex64/128, torch.fft, stft
+from ._out import can_cast  # noqa: E402
+from . import _out; _out.install()  # noqa: E402,E702  out= on every function torch gives it (last: copies the exports)

@@ -40,7 +40,8 @@ def _make(schema):
             args = args + (None,) * (n_inputs - len(args))
         if attrs and not known.issuperset(attrs):
             unknown = [k for k in attrs if k not in known]
-            raise TypeError(f"{name}() got unexpected keyword argument(s) {unknown}; attributes: {attr_names}")
+            raise TypeError(f"{name}() got unexpected keyword argument(s) {unknown}; "
+                            + (f"its attributes: {attr_names}" if attr_names else "it takes no keyword arguments"))
         return call(name, list(args), attrs, device)
 
     op.__name__ = op.__qualname__ = name

@@ -5,6 +5,7 @@ methods: a replacement must call these, never x.narrow(...), or it calls itself.
 import builtins
 import math
 import numbers
+import operator
 
 from . import _C
 from ._C import Tensor
@@ -86,7 +87,16 @@ class Size(tuple):
     """A tensor's shape: a tuple of ints (torch.Size), as Tensor.shape and Tensor.size() return."""
 
     def __new__(cls, sizes=()):
-        return super().__new__(cls, (int(s) for s in sizes))
+        try:
+            return super().__new__(cls, map(operator.index, sizes))  # ints (and int-like: bool, 0-d int tensors)
+        except TypeError:
+            pass
+        for k, s in enumerate(sizes):  # torch's message, naming the first size that is not an int
+            try:
+                operator.index(s)
+            except TypeError:
+                raise TypeError(f"oar.Size() takes an iterable of 'int' (item {k} is '{type(s).__name__}')") from None
+        raise TypeError(f"oar.Size() takes an iterable of 'int', not {type(sizes).__name__}")
 
     def numel(self):
         return math.prod(self)

@@ -237,7 +237,8 @@ def meshgrid(*tensors, indexing="ij"):
         tensors = tuple(tensors[0])
     for x in tensors:
         _check_tensor(x, "meshgrid")
-    return tuple(ops.meshgrid(list(tensors), indexing=indexing))
+    grids = ops.meshgrid(list(tensors), indexing=indexing)
+    return tuple(grids) if isinstance(grids, (tuple, list)) else (grids,)  # one tensor in: the op returns it alone
 
 
 def broadcast_to(x, shape):

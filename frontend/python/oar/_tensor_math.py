@@ -91,6 +91,16 @@ def float_power(input, exponent):
         return v.to(dtype=_D.float64) if isinstance(v, Tensor) else _C.tensor(float(v), _D.float64, device)
     return as_f64(input) ** as_f64(exponent)
 
+def copysign(input, other):
+    """|input| with other's sign, elementwise; other may be a Python number. Integer inputs give the default
+    float dtype."""
+    if not isinstance(other, Tensor):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"copysign(): argument 'input' must be Tensor, not {type(input).__name__}")
+        other = _scalar(other, input, result_type(input, other))
+    return ops.copysign(input, other)
+
+
 def frac(input):
     _floating_only(input, "frac")
     return input - ops.trunc(input)
@@ -253,8 +263,8 @@ def fmin(input, other):
 # ---- Tensor methods and in-place forms ----
 _METHODS = {
     "sign": sign, "sgn": sgn, "positive": positive, "negative": negative, "absolute": absolute, "lerp": lerp,
-    "addcmul": addcmul, "addcdiv": addcdiv, "xlogy": xlogy, "float_power": float_power, "frac": frac,
-    "deg2rad": deg2rad, "rad2deg": rad2deg, "logit": logit, "sinc": sinc, "heaviside": heaviside,
+    "addcmul": addcmul, "addcdiv": addcdiv, "xlogy": xlogy, "float_power": float_power, "copysign": copysign,
+    "frac": frac, "deg2rad": deg2rad, "rad2deg": rad2deg, "logit": logit, "sinc": sinc, "heaviside": heaviside,
     "signbit": signbit, "clamp": clamp, "clip": clip, "clamp_min": clamp_min, "clamp_max": clamp_max,
     "isnan": isnan, "isinf": isinf, "isposinf": isposinf, "isneginf": isneginf, "isfinite": isfinite,
     "isreal": isreal, "nan_to_num": nan_to_num, "isclose": isclose, "allclose": allclose, "equal": equal,
@@ -281,8 +291,9 @@ _METHODS = {
 # torch.<op>_ and Tensor.<op>_: the result written into the input (which must be able to hold its dtype).
 _INPLACE_OF = {
     "sign": sign, "sgn": sgn, "negative": negative, "absolute": absolute, "lerp": lerp, "addcmul": addcmul,
-    "addcdiv": addcdiv, "xlogy": xlogy, "float_power": float_power, "frac": frac, "deg2rad": deg2rad,
-    "rad2deg": rad2deg, "logit": logit, "sinc": sinc, "heaviside": heaviside, "clamp": clamp, "clip": clip,
+    "addcdiv": addcdiv, "xlogy": xlogy, "float_power": float_power, "copysign": copysign, "frac": frac,
+    "deg2rad": deg2rad, "rad2deg": rad2deg, "logit": logit, "sinc": sinc, "heaviside": heaviside, "clamp": clamp,
+    "clip": clip,
     "clamp_min": clamp_min, "clamp_max": clamp_max, "nan_to_num": nan_to_num, "not_equal": not_equal,
     "greater": greater, "greater_equal": greater_equal, "less": less, "less_equal": less_equal,
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,

@@ -90,9 +90,22 @@ def _along_dim_index(x, d, index, source, name):
     return index.reshape(view).expand(want), src
 
 
+def _check_index_range(index, size, d, name):
+    """IndexError, PyTorch's, for an index outside [0, size) (a negative one included: these ops don't wrap
+    around). Reads the index on the host (one sync); a traced graph can't, and is not checked."""
+    if _C.is_tracing() or index.numel() == 0:
+        return
+    flat = index.reshape(-1)
+    bad = ops.logical_or(flat < 0, flat >= size)
+    if bool(ops.sum(bad).item()):
+        value = int(ops.masked_select(flat, bad).reshape(-1)[0].item())
+        raise _C.IndexError(f"{name}(): index {value} is out of bounds for dimension {d} with size {size}")
+
+
 def index_copy(x, dim, index, source):
     d = _wrap_dim(dim, x.ndim)
     _along_dim_index(x, d, index, source, "index_copy")  # PyTorch's messages
+    _check_index_range(index, x.shape[d] if x.ndim else 1, d, "index_copy_")
     return ops.index_copy(x, index, source.to(dtype=x.dtype) if source.dtype != x.dtype else source, dim=d)
 
 

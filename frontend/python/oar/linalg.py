@@ -324,6 +324,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return Lstsq(X, residuals, rank, sv)
 
 
+def _zero_grad_from(x, reduce=None):
+    """0 (x's shape, or reduce()d) with a zero gradient to x, when x requires grad under grad mode (else None):
+    added to a result computed without x's values (A ** 0, an ord-0 norm), it gives that result the zero
+    gradient torch gives it, rather than none (a later backward() would fail on it)."""
+    if not (x.requires_grad and _C.is_grad_enabled()):
+        return None
+    from ._tensor_math_base import _false_like, _scalar
+    zero = ops.where(_false_like(x), x, _scalar(0.0, x))  # x's gradient through it: where(False, ...) = 0
+    return zero if reduce is None else reduce(zero)
+
+
 def matrix_power(A, n):
     _check_tensor("matrix_power", A)
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
@@ -332,7 +343,9 @@ def matrix_power(A, n):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     from . import eye
     if n == 0:
-        return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(tuple(A.shape)).clone()
+        identity = eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(tuple(A.shape)).clone()
+        zero = _zero_grad_from(A)
+        return identity if zero is None else identity + zero
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
@@ -369,7 +382,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if ord == -math.inf:
         return a.amin(**kw) if kw else a.amin()
     if ord == 0:
-        return (a != 0).to(x.dtype).sum(**kw) if kw else (a != 0).to(x.dtype).sum()
+        count = (a != 0).to(x.dtype).sum(**kw) if kw else (a != 0).to(x.dtype).sum()
+        zero = _zero_grad_from(x, lambda z: z.sum(**kw) if kw else z.sum())
+        return count if zero is None else count + zero
     if ord == 1:
         return a.sum(**kw) if kw else a.sum()
     if ord == 2:

@@ -45,6 +45,7 @@ def _swap(norm):
 
 
 def _check_out(out, name):
+    # oar.fft.<name>(out=) is written by oar/_out.py around these functions; a direct call with out= lands here
     if out is not None:
         from .._complex._tensor import _unsupported
         raise _unsupported(f"torch.fft.{name}(out=)")

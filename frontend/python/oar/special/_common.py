@@ -71,14 +71,11 @@ def quadrature(x, integrand, points, weights):
 
 
 def write_out(result, out):
+    """result, or result written into out as every out= of oar (oar/_out.py: resized, dtype and device checked)."""
     if out is None:
         return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if tuple(out.shape) != tuple(result.shape):
-        out.resize_(list(result.shape))
-    out.copy_(result)
-    return out
+    from .._out import write
+    return write("special", result, out)
 
 
 def no_grad_function(fn):
