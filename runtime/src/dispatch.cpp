@@ -273,9 +273,11 @@ std::vector<Tensor> run(const OpSchema& op, const std::vector<Tensor>& raw_input
   if (impls == nullptr && op.decompose) {
     // The composite's own node (recorded by call) carries the gradient, not its parts.
     autograd::NoGradGuard no_grad;
-    outs = op.decompose(inputs, attrs);  // none: it declines these dtypes (the fallback below may serve them)
+    outs = op.decompose(inputs, attrs);
   }
-  if (!outs.empty()) {
+  // No outputs where inference promised some: the decomposition declines these dtypes (matmul's serves
+  // integers only), and a kernel or the fallback below serves them.
+  if (impls == nullptr && op.decompose && (!outs.empty() || metas.empty())) {
     for (size_t i = 0; i < outs.size() && i < metas.size(); ++i)
       if (outs[i].shape() != metas[i].shape || outs[i].dtype() != metas[i].dtype)
         throw InternalError(str("op '", op.name, "': its decomposition produced ", shape_str(outs[i].shape()), " ",

@@ -66,3 +66,13 @@ def test_fused_rnn_second_derivative_names_the_switch():
     (gx,) = oar.autograd.grad(out.sum(), x, create_graph=True)
     with pytest.raises(NotImplementedError, match="fused_kernels = False"):
         gx.pow(2).sum().backward()
+
+
+def test_integer_matmul_in_chunks_empty_inner_dim_and_wrapping():
+    rng = np.random.default_rng(6)
+    a, b = rng.integers(-128, 128, (256, 600)), rng.integers(-128, 128, (600, 256))
+    got = oar.tensor(a, dtype=oar.int8) @ oar.tensor(b, dtype=oar.int8)  # 3 chunks of the inner dim
+    assert got.dtype == oar.int8
+    np.testing.assert_array_equal(got.numpy(), (a @ b).astype(np.int8))  # wraps modulo 2^8, as torch's
+    empty = oar.zeros(3, 0, dtype=oar.int32) @ oar.zeros(0, 4, dtype=oar.int32)
+    assert empty.shape == (3, 4) and empty.dtype == oar.int32 and empty.abs().sum().item() == 0

@@ -12,17 +12,12 @@ tensors out is a tuple of as many tensors, and the same kind of tuple comes back
 - under grad mode, no argument (nor out) may require grad: out= results have no autograd history;
 - a factory (zeros, arange, rand, ...) makes its result in out's dtype and on out's device.
 
-The fast path stays the original's: the copy is the original function compiled again from its source with
-`out` as one more keyword-only parameter (or, where it has **kwargs, looked for in them) and a first line
-`if out is not None: <the slow path>`, so a call without out= runs exactly the original's code (the same
-globals, closure cells, defaults and line numbers; no extra Python call, which would cost a wrapper ~5-10% of
-oar.add's time); a Python function whose source can't be found gets a plain wrapper instead.
-A function implemented in C++ (oar.nn.functional.linear = _C.linear, the hot path of nn.Linear) is left as it
-is, without out=, rather than put behind a Python wrapper.
+Each copy is a thin wrapper: a call without out= costs one more Python call (~80 ns on oar.add, whose
+operator form `a + b` does not go through it); inspect.signature shows the added out=. A function implemented
+in C++ (oar.nn.functional.linear = _C.linear, the hot path of nn.Linear) is left as it is, without out=.
 """
-import ast
 import functools
-import linecache
+import inspect
 import types
 import warnings
 
@@ -159,9 +154,8 @@ def call(fn, name, args, kwargs, out):
         if out is None:
             return fn(*args, **kwargs)
     outs = _outs(name, out)
-    if _C.is_grad_enabled() and (_requires_grad(args) or _requires_grad(kwargs.values()) or _requires_grad(outs)):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
+    if _C.is_grad_enabled() and _requires_grad(outs):
+        raise _autograd_refused(name)
     if name in _FACTORIES and not any(_tensor_like(v) for v in (*args, *kwargs.values())):
         first = outs[0]
         dtype = kwargs.get("dtype")
@@ -171,7 +165,17 @@ def call(fn, name, args, kwargs, out):
         kwargs = dict(kwargs, dtype=first.dtype)
         if kwargs.get("device") is None:
             kwargs["device"] = first.device
-    return write(name, fn(*args, **kwargs), out)
+    result = fn(*args, **kwargs)
+    # As torch: refused where the result would carry a gradient (argmax, eq, nonzero of inputs that require
+    # grad write into out like any other call)
+    if _C.is_grad_enabled() and _requires_grad(result if isinstance(result, (tuple, list)) else (result,)):
+        raise _autograd_refused(name)
+    return write(name, result, out)
+
+
+def _autograd_refused(name):
+    return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                        "but one of the arguments requires grad.")
 
 
 def write(name, result, out):
@@ -192,190 +196,45 @@ def write(name, result, out):
 
 
 # ---- the exported copies ----
-_CALL = "__oar_out_call"  # the one variable the copies add: call() with the original function and its name
-_FLAGS_SKIPPED = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
-
-
-def _defs(statements):
-    """The function definitions among statements, nested ones included (expressions are not visited)."""
-    for node in statements:
-        if isinstance(node, ast.FunctionDef):
-            yield node
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], (ast.stmt, ast.excepthandler)):
-                yield from _defs(inner)
-
-
-class _Sources:
-    """Function definitions from their source files. A function's own lines are parsed (cheaper than its
-    whole file, at import time); a whole file only when those don't parse alone."""
-
-    def __init__(self):
-        self.files = {}
-
-    def node(self, code):
-        lines = linecache.getlines(code.co_filename)
-        first = code.co_firstlineno
-        if not 0 < first <= len(lines):
-            return None
-        indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
-        end = first
-        while end < len(lines) and lines[end - 1].lstrip().startswith("@"):  # decorators, then the def line
-            end += 1
-        while end < len(lines):  # the block: up to the next line indented no deeper than the def
-            line = lines[end]
-            if line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:
-                break
-            end += 1
-        snippet = ["if 1:\n"] * bool(indent) + lines[first - 1:end]  # `if 1:` keeps the columns of a nested def
-        try:
-            tree = ast.parse("".join(snippet), code.co_filename)
-        except (SyntaxError, ValueError):
-            return self._from_file(code)
-        ast.increment_lineno(tree, first - 1 - bool(indent))
-        found = next(_defs(tree.body), None)
-        return found if found is not None and found.name == code.co_name else self._from_file(code)
-
-    def _from_file(self, code):
-        defs = self.files.get(code.co_filename)
-        if defs is None:
-            try:
-                tree = ast.parse("".join(linecache.getlines(code.co_filename)), code.co_filename)
-            except (SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
-            defs = self.files[code.co_filename] = {
-                (d.decorator_list[0].lineno if d.decorator_list else d.lineno, d.name): d for d in _defs(tree.body)}
-        return defs.get((code.co_firstlineno, code.co_name))
-
-
-def _name(id_):
-    return ast.Name(id=id_, ctx=ast.Load())
-
-
-def _with_out_code(code, sources):
-    """code's function compiled again with out= and the slow path as its first statement; None when its source
-    can't be used. out= is the function's own keyword-only `out` when it has one (oar.linalg's), else found in
-    its **kwargs when it has those (the fast path then tests only that they are empty), else a keyword-only
-    parameter added to it."""
-    if code.co_flags & _FLAGS_SKIPPED or code.co_name == "<lambda>":
-        return None
-    found = sources.node(code)
-    if found is None:
-        return None
-    a = found.args
-    positional = [p.arg for p in a.posonlyargs + a.args]
-    keyword = [p.arg for p in a.kwonlyargs]
-    if "out" in positional or (a.vararg and a.vararg.arg == "out") or (a.kwarg and a.kwarg.arg == "out"):
-        return None
-    # The new def shares found's statements (compile() leaves them as they are); its parameters are new
-    # nodes: no annotations, and defaults that come from the original function object, not evaluated again.
-    def param(p):
-        return p and ast.copy_location(ast.arg(arg=p.arg), p)
-    kwonly, kw_defaults = [param(p) for p in a.kwonlyargs], [d and ast.Constant(None) for d in a.kw_defaults]
-    out_in_kwargs = "out" not in keyword and a.kwarg is not None
-    if "out" not in keyword and not out_in_kwargs:
-        kwonly.append(ast.arg(arg="out"))
-        kw_defaults.append(ast.Constant(None))
-    arguments = ast.arguments(posonlyargs=[param(p) for p in a.posonlyargs], args=[param(p) for p in a.args],
-                              vararg=param(a.vararg), kwonlyargs=kwonly, kw_defaults=kw_defaults,
-                              kwarg=param(a.kwarg), defaults=[ast.Constant(None) for _ in a.defaults])
-    args = [_name(p) for p in positional]
-    if a.vararg:
-        args.append(ast.Starred(value=_name(a.vararg.arg), ctx=ast.Load()))
-    keys = [ast.Constant(k) for k in keyword if k != "out"]
-    values = [_name(k) for k in keyword if k != "out"]
-    if a.kwarg:
-        keys.append(None)
-        values.append(_name(a.kwarg.arg))
-    if out_in_kwargs:  # if kwargs and "out" in kwargs: (call() takes it out of them)
-        test = ast.BoolOp(op=ast.And(), values=[_name(a.kwarg.arg), ast.Compare(
-            left=ast.Constant("out"), ops=[ast.In()], comparators=[_name(a.kwarg.arg)])])
-        out = ast.Constant(...)
-    else:  # if out is not None:
-        test = ast.Compare(left=_name("out"), ops=[ast.IsNot()], comparators=[ast.Constant(None)])
-        out = _name("out")
-    slow = ast.If(test=test, orelse=[], body=[ast.Return(value=ast.Call(func=_name(_CALL), keywords=[], args=[
-        ast.Tuple(elts=args, ctx=ast.Load()), ast.Dict(keys=keys, values=values), out]))])
-    body = list(found.body)
-    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
-        isinstance(body[0].value.value, str)
-    for n in ast.walk(slow):
-        ast.copy_location(n, body[1] if docstring and len(body) > 1 else body[0])
-    body.insert(1 if docstring else 0, slow)
-    node = ast.FunctionDef(name=found.name, args=arguments, body=body, decorator_list=[], returns=None)
-    # Enclosed in a function of the free variables, so they stay free (the original's cells are reused); the
-    # function's own name stays a global there unless it was free (a function calling itself by name).
-    own = [] if code.co_name in code.co_freevars else [ast.Global(names=[code.co_name])]
-    outer = ast.FunctionDef(name="__oar_out_outer", args=ast.arguments(
-        posonlyargs=[], args=[ast.arg(arg=n) for n in (_CALL, *code.co_freevars)],
-        vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=own + [node],
-        decorator_list=[], returns=None)
-    for n in (outer, node, *own, *ast.walk(arguments), *ast.walk(outer.args)):  # the new nodes (the rest: found's)
-        if "lineno" in n._attributes and not hasattr(n, "lineno"):
-            ast.copy_location(n, found)
-    module = ast.Module(body=[outer], type_ignores=[])
+def _signature_with_out(fn):
+    """fn's signature with a keyword-only out=None (before its **kwargs), or None where it has none."""
     try:
-        compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, TypeError):
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
         return None
-    outer_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    new = next((c for c in outer_code.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name), None)
-    # the source must be the one the function was compiled from (not edited since): same names and parameters
-    if new is None or set(new.co_names) != set(code.co_names) or \
-            set(new.co_freevars) - {_CALL} != set(code.co_freevars) or \
-            new.co_varnames[:code.co_argcount] != code.co_varnames[:code.co_argcount]:
+    params = list(sig.parameters.values())
+    if "out" in sig.parameters:
+        return sig
+    at = len(params) - (bool(params) and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    try:
+        return sig.replace(parameters=params)
+    except ValueError:
         return None
-    return new.replace(co_qualname=code.co_qualname) if hasattr(code, "co_qualname") else new
 
 
-def _recompiled(fn, name, sources, codes):
-    code = getattr(fn, "__code__", None)
-    if not isinstance(fn, types.FunctionType) or code is None:
-        return None
-    if code not in codes:
-        codes[code] = _with_out_code(code, sources)
-    new = codes[code]
-    if new is None:
-        return None
-    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-    cells[_CALL] = types.CellType(functools.partial(call, fn, name))
-    result = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
-                                tuple(cells[n] for n in new.co_freevars))
-    if new.co_kwonlyargcount > code.co_kwonlyargcount:  # the added out=
-        result.__kwdefaults__ = dict(fn.__kwdefaults__ or {}, out=None)
-    else:
-        result.__kwdefaults__ = fn.__kwdefaults__
-    result.__annotations__ = fn.__annotations__
-    return result
-
-
-def _wrapper(fn, name):
-    def with_out(*args, out=None, **kwargs):
+def with_out(fn, name, module_name):
+    """fn also taking out= (see the module's doc); `name` (torch's, e.g. "linalg.inv") names it in errors."""
+    def exported(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
         return call(fn, name, args, kwargs, out)
-    functools.update_wrapper(with_out, fn)
-    return with_out
-
-
-def with_out(fn, name, module_name, sources=None, codes=None):
-    """fn also taking out= (see the module's doc); `name` (torch's, e.g. "linalg.inv") names it in errors."""
-    sources = sources if sources is not None else _Sources()
-    result = _recompiled(fn, name, sources, codes if codes is not None else {}) or _wrapper(fn, name)
-    result.__dict__.update(getattr(fn, "__dict__", {}))
-    result.__doc__ = fn.__doc__
+    functools.update_wrapper(exported, fn)
+    del exported.__wrapped__  # inspect.signature/help() show the signature below, with out=
+    sig = _signature_with_out(fn)
+    if sig is not None:
+        exported.__signature__ = sig
     # pickled by reference as the exported name (oar.add), which is this very object
-    result.__module__, result.__qualname__ = module_name, name.rpartition(".")[2]
-    result._oar_out_orig = fn
-    return result
+    exported.__module__, exported.__qualname__ = module_name, name.rpartition(".")[2]
+    exported._oar_out_orig = fn
+    return exported
 
 
 def install():
     """Gives every exported function in OUT_FUNCTIONS out= (oar, oar.linalg, oar.special, oar.fft and
-    oar.nn.functional); returns the names that got a plain wrapper (their source was not found)."""
+    oar.nn.functional)."""
     import importlib
-    sources, codes, wrapped, copies = _Sources(), {}, [], {}
+    copies = {}
     for full in sorted(OUT_FUNCTIONS):
         prefix, _, name = full.rpartition(".")
         module = importlib.import_module("oar" + ("." + prefix if prefix else ""))
@@ -384,8 +243,5 @@ def install():
             continue  # absent, implemented in C++ (kept as fast as it is), or done
         key = module.__name__, fn
         if key not in copies:  # aliases (clip and clamp, special.psi and digamma) stay one function
-            copies[key] = with_out(fn, full, module.__name__, sources, codes)
-            if copies[key].__code__.co_name == "with_out":
-                wrapped.append(full)
+            copies[key] = with_out(fn, full, module.__name__)
         setattr(module, name, copies[key])
-    return wrapped

@@ -5,7 +5,7 @@
 // GEMM convolution; its direct JIT kernels want blocked layouts (nChw16c), which
 // the primitive chooses itself (format_tag::any) and the kernel reorders in and
 // out of through workspaces: 1.4-4x faster per call at ResNet sizes even with
-// the reorders (docs/performance.md). conv_layout() decides per call which of
+// the reorders (docs/performance.md). blocked_layout() decides per call which of
 // the two runs. PyTorch's grouped weight [C_out, C_in / groups, kH, kW] is
 // oneDNN's goihw layout byte for byte, and oneDNN counts dilation from 0 where
 // PyTorch counts from 1.

@@ -109,7 +109,7 @@ inline dnnl::memory staged_input(const Staged& s, const void* plain, const sdk::
   dnnl::memory src = make_memory(s.plain, plain);
   if (!s.staged) return src;
   dnnl::memory dst(s.inner, engine(), a.workspace(s.inner.get_size()));
-  s.reorder.execute(stream(), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  execute(s.reorder, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
   return dst;
 }
 
@@ -120,7 +120,7 @@ inline dnnl::memory staged_output(const Staged& s, void* plain, const sdk::Kerne
 }
 
 inline void staged_output_done(const Staged& s, const dnnl::memory& written, void* plain) {
-  if (s.staged) s.reorder.execute(stream(), {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, make_memory(s.plain, plain)}});
+  if (s.staged) execute(s.reorder, {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, make_memory(s.plain, plain)}});
 }
 
 // ---- primitive cache ----

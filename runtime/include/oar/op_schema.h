@@ -112,10 +112,13 @@ using InferFn = std::function<std::vector<TensorMeta>(const InferContext&)>;
 // The op written with other ops. Dispatch runs it on a device that has no
 // kernel of its own for the op (before any CPU fallback), so a plugin gets a
 // composite op such as linear from its matmul and add kernels without code.
+// Returning no tensors for an op that has outputs declines: dispatch goes on
+// to the CPU fallback (matmul decomposes integer products only).
 using DecomposeFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Attrs& attrs)>;
 // For ops whose kernels update state in place (sgd_step, adam_step): the input
 // whose buffer output `output` may be, or -1. A training graph's executor hands
-// that buffer over when the graph's update writes the output back to it.
+// that buffer over when the graph's update writes the output back to it, so
+// every device's kernel for the op must accept an output that is that input.
 using OutputAliasFn = std::function<int64_t(size_t output, size_t n_inputs, const Attrs& attrs)>;
 
 struct OpSchema {

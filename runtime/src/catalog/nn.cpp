@@ -55,7 +55,7 @@ OpSchema make_op(const std::string& name, std::vector<InputSpec> inputs, std::ve
 // ---- matmul ----
 
 std::vector<TensorMeta> matmul_infer(const InferContext& c) {
-  if (c.dtype(0) == DType::boolean)
+  if (c.dtype(0) == DType::boolean)  // after promotion: int @ bool computes in the integer dtype
     throw DTypeError("op 'matmul' does not support bool operands (as PyTorch); cast them to an integer or float dtype");
   const Shape &a = c.shape(0), &b = c.shape(1);
   if (a.size() < 2 || b.size() < 2)
@@ -325,16 +325,29 @@ void register_nn_ops(OpRegistry& r) {
   const auto full = AmpCategory::kFullPrecision;
 
   OpSchema mm = make_op("matmul", {InputSpec{"a"}, InputSpec{"b"}}, {"y"}, {}, matmul_infer,
-                        "a [..., M, K] @ b [..., K, N]; batch dims broadcast; integers multiply and sum exactly (in i64)",
+                        "a [..., M, K] @ b [..., K, N]; batch dims broadcast; integer products summed in i64, cast back",
                         DTypePolicy::kPromote, lower);
   mm.strided_inputs = true;  // transposed operands reach oneDNN without a copy
-  // Integer products (oneDNN and cuBLAS multiply floats): broadcast, multiply and
-  // sum in i64, cast back as PyTorch. Floats decline, so a device without a
-  // float kernel gets the CPU fallback rather than an [M, K, N] intermediate.
+  // Integer products (oneDNN and cuBLAS multiply floats): broadcast, multiply
+  // and sum in i64, cast back (wrapping as PyTorch's). The [..., M, k, N] terms
+  // are formed k at a time, at most ~16M entries each. Floats decline, so a
+  // device without a float kernel gets the CPU fallback instead.
   mm.decompose = [](const std::vector<Tensor>& in, const Attrs&) -> std::vector<Tensor> {
     if (is_floating(in[0].dtype())) return {};
-    Tensor terms = call1("mul", {in[0].unsqueeze(-1), in[1].unsqueeze(-3)});
-    Tensor sum = call1("sum", {terms}, {{"dims", std::vector<int64_t>{-2}}, {"keepdim", false}});
+    const Tensor a = in[0].unsqueeze(-1), b = in[1].unsqueeze(-3);  // [..., M, K, 1], [..., 1, K, N]
+    const int64_t K = in[0].shape().back();
+    const int64_t per_k = std::max<int64_t>(1, numel_of(broadcast_shapes(a.slice(-2, 0, 1).shape(),
+                                                                         b.slice(-2, 0, 1).shape())));
+    const int64_t step = std::max<int64_t>(1, (int64_t(1) << 24) / per_k);
+    Tensor sum;
+    int64_t k = 0;
+    do {  // once at least: K = 0 sums nothing into zeros
+      const int64_t end = std::min(K, k + step);
+      Tensor terms = call1("mul", {a.slice(-2, k, end), b.slice(-2, k, end)});
+      Tensor part = call1("sum", {terms}, {{"dims", std::vector<int64_t>{-2}}, {"keepdim", false}});
+      sum = sum.defined() ? call1("add", {sum, part}) : part;
+      k = end;
+    } while (k < K);
     return {sum.to(in[0].dtype())};
   };
   r.add(std::move(mm), {"[3,4] [4,5]", "[2,3,4] [4,5]", "[2,1,3,4] [3,4,2]", "[1,7] [7,1]", "large:[256,300] [300,200]"});

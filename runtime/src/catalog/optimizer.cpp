@@ -199,8 +199,10 @@ OpSchema optimizer_op(const std::string& name, std::vector<AttrSpec> attrs, Infe
   s.role = OpRole::kOptimizer;
   s.gradient = Gradient::kNone;
   s.decompose = std::move(decompose);
-  s.output_alias = [name](size_t o, size_t n_inputs, const Attrs& a) {
-    return updated_input(o, n_inputs, name == "sgd_step" ? sgd_layout(a) : adam_layout(a));
+  s.output_alias = [name](size_t o, size_t n_inputs, const Attrs& a) -> int64_t {
+    if (name == "sgd_step") return updated_input(o, n_inputs, sgd_layout(a));
+    if (name == "adam_step") return updated_input(o, n_inputs, adam_layout(a));
+    return -1;
   };
   return s;
 }

@@ -162,7 +162,6 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Device device) : graph_(s
   }
 }
 
-
 void Executor::plan_updates_in_place(const std::vector<int32_t>& last) {
   // An optimizer step's output goes straight into the state tensor that the
   // graph's update writes it back to (the op's own input for that output, as
