@@ -185,12 +185,11 @@ def make_optimizer(lib, params, kind):
 # ---------------------------------------------------------------------------------------------
 # The three ways to run a workload; each returns fn() -> a Python float (the loss, or one output value).
 
-def oar_train_eager(build, weights, x, y, opt_kind):
-    model = oar_model(build, weights)
+def train_eager(lib, model, xt, yt, opt_kind):
+    """One training step of `model` in `lib` (oar or torch) on the batch (xt, yt)."""
     model.train()
-    opt = make_optimizer(oar, model.parameters(), opt_kind)
-    loss_fn = oar.nn.CrossEntropyLoss()
-    xt, yt = oar.tensor(x), oar.tensor(y)
+    opt = make_optimizer(lib, model.parameters(), opt_kind)
+    loss_fn = lib.nn.CrossEntropyLoss()
 
     def step():
         opt.zero_grad()
@@ -199,6 +198,10 @@ def oar_train_eager(build, weights, x, y, opt_kind):
         opt.step()
         return loss.item()
     return step
+
+
+def oar_train_eager(build, weights, x, y, opt_kind):
+    return train_eager(oar, oar_model(build, weights), oar.tensor(x), oar.tensor(y), opt_kind)
 
 
 def oar_train_static(build, weights, x, y, opt_kind):
@@ -219,19 +222,7 @@ def oar_train_static(build, weights, x, y, opt_kind):
 
 
 def torch_train_eager(build, weights, x, y, opt_kind):
-    model = torch_model(build, weights)
-    model.train()
-    opt = make_optimizer(torch, model.parameters(), opt_kind)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    xt, yt = to_torch(x), to_torch(y)
-
-    def step():
-        opt.zero_grad()
-        loss = loss_fn(model(xt), yt)
-        loss.backward()
-        opt.step()
-        return loss.item()
-    return step
+    return train_eager(torch, torch_model(build, weights), to_torch(x), to_torch(y), opt_kind)
 
 
 def _first(out):

@@ -26,33 +26,9 @@ except ImportError:
 
 
 def build(nn, num_classes=10):
-    """The ResNet-18 layout written once against a torch-like nn module."""
-
-    class Block(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.conv2 = nn.Conv2d(cout, cout, 3, stride=1, padding=1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU()
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            y = self.relu(self.bn1(self.conv1(x)))
-            y = self.bn2(self.conv2(y))
-            return self.relu(y + (x if self.down is None else self.down(x)))
-
-    layers = [nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-              nn.MaxPool2d(3, stride=2, padding=1)]
-    cin = 64
-    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
-        cin = cout
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, num_classes)]
-    return nn.Sequential(*layers)
+    """ResNet-18 (ImageNet stem) written once against a torch-like nn module (bench_models.build_resnet)."""
+    from bench_models import build_resnet  # here: bench_models imports bench_adapter, which imports this file
+    return build_resnet(nn, (2, 2, 2, 2), bottleneck=False, num_classes=num_classes, cifar_stem=False)
 
 
 def median_step(step, warmup=3, steps=10):

@@ -10,13 +10,6 @@ import pytest
 import oar
 from oar.testing import assert_allclose, assert_close
 
-DEVICES = oar._C.info()["devices"]
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
-
 
 def _model(device):
     m = oar.nn.Linear(3, 1).to(device)

@@ -28,11 +28,6 @@ TOL = {np.float64: 1e-10, np.float32: 1e-4}
 RNG = np.random.default_rng(11)
 
 
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
-
-
 @pytest.fixture(scope="module")
 def torch():
     return import_torch()

@@ -2,6 +2,11 @@
 primitive's own nChw16c-style layouts, reordered in and out), plain (NCHW, im2col + GEMM) and auto (picked per
 shape). Forward and both gradients must agree with each other within f32 rounding and with float64 convolution,
 which runs the plugin's reference loops (no oneDNN), on the shapes each rule of `auto` covers."""
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -83,3 +88,22 @@ def test_a_model_trains_the_same_in_both_layouts():
     np.testing.assert_allclose(y_blocked.detach().numpy(), y_plain.detach().numpy(), atol=2e-5)
     for gb, p in zip(grads_blocked, model.parameters()):
         np.testing.assert_allclose(gb, p.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def _onednn_convolutions(layout):
+    """The source layouts oneDNN's verbose log shows for a 16-channel 3x3 convolution run under `layout`."""
+    code = ("import oar, oar.nn.functional as F\n"
+            "F.conv2d(oar.randn(2, 16, 9, 9), oar.randn(24, 16, 3, 3), padding=1)\n")
+    env = dict(os.environ, ONEDNN_VERBOSE="1", OAR_CPU_MKLDNN_CONV_LAYOUT=layout, OAR_DEVICE="cpu")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return re.findall(r"exec,cpu,convolution,([^,]+),forward_training,src_f32::blocked:(\w+)", out.stdout)
+
+
+def test_the_flag_picks_the_primitive_layout():
+    # plain: NCHW memory (abcd) through the GEMM implementation; blocked: a channel-blocked source (aBcd8b,
+    # aBcd16b, ...) through a direct kernel; auto takes blocked at this shape
+    plain, blocked, auto = (_onednn_convolutions(layout) for layout in ("plain", "blocked", "auto"))
+    assert plain and all(src == "abcd" and "gemm" in impl for impl, src in plain), plain
+    assert blocked and all(re.fullmatch(r"aBcd\d+b", src) and "gemm" not in impl for impl, src in blocked), blocked
+    assert auto == blocked

@@ -13,7 +13,7 @@ import pytest
 
 import oar
 from oar import _out
-from torch_ref import from_torch, import_torch
+from torch_ref import from_torch
 
 DEVICES = oar._C.info()["devices"]
 
@@ -134,16 +134,6 @@ CASES = {
 UNARY = ("abs absolute acos arccos acosh asin arcsin asinh atan arctan atanh ceil cos cosh deg2rad digamma erf "
          "erfc erfinv exp exp2 expm1 fix floor frac i0 lgamma log log10 log1p log2 logit neg negative "
          "rad2deg reciprocal round rsqrt sgn sigmoid sign sin sinc sinh sqrt square tan tanh trunc").split()
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
-
-
-@pytest.fixture
-def torch():
-    return import_torch()
 
 
 def _assert_same(ours, theirs, label, atol=1e-5):

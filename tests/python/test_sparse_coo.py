@@ -6,17 +6,11 @@ import pytest
 
 import oar
 
-DEVICES = oar._C.info()["devices"]
 RNG = np.random.default_rng(9)
 
 
 def N(t):
     return t.detach().cpu().numpy()
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
 
 
 def _random_sparse(rows, cols, nnz, device, duplicates=True):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import oar
-from torch_ref import from_torch, import_torch, to_torch
+from torch_ref import from_torch, to_torch
 
 DEVICES = oar._C.info()["devices"]
 RNG = np.random.default_rng(5)
@@ -17,16 +17,6 @@ RNG = np.random.default_rng(5)
 
 def N(t):
     return t.detach().cpu().numpy()
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
-
-
-@pytest.fixture
-def torch():
-    return import_torch()
 
 
 @pytest.fixture(autouse=True)

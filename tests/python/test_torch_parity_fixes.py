@@ -5,19 +5,7 @@ import numpy as np
 import pytest
 
 import oar
-from torch_ref import from_torch, import_torch
-
-DEVICES = oar._C.info()["devices"]
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
-
-
-@pytest.fixture
-def torch():
-    return import_torch()
+from torch_ref import from_torch
 
 
 def N(t):

@@ -44,13 +44,6 @@ def _swap(norm):
     return {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
 
 
-def _check_out(out, name):
-    # oar.fft.<name>(out=) is written by oar/_out.py around these functions; a direct call with out= lands here
-    if out is not None:
-        from .._complex._tensor import _unsupported
-        raise _unsupported(f"torch.fft.{name}(out=)")
-
-
 def _float(x, name):
     """x as a complex tensor or a real floating tensor the transforms compute in."""
     if isinstance(x, ComplexTensor):
@@ -158,17 +151,15 @@ def _real_input(x, name):
     return x
 
 
-def fft(input, n=None, dim=-1, norm=None, *, out=None):
+def fft(input, n=None, dim=-1, norm=None):
     """torch.fft.fft: the 1-D discrete Fourier transform."""
-    _check_out(out, "fft")
     x = _float(input, "fft")
     d = _dim(dim, x.ndim)
     return _c2c_1d(x, d, x.shape[d] if n is None else n, norm, False, "fft")
 
 
-def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+def ifft(input, n=None, dim=-1, norm=None):
     """torch.fft.ifft: the 1-D inverse discrete Fourier transform."""
-    _check_out(out, "ifft")
     x = _float(input, "ifft")
     d = _dim(dim, x.ndim)
     return _c2c_1d(x, d, x.shape[d] if n is None else n, norm, True, "ifft")
@@ -184,9 +175,8 @@ def _rfft_1d(x, d, n, norm, inverse, name):
     return _along(x, d, lambda r: _engine.r2c(r, n, 1 if inverse else -1, keep, s))
 
 
-def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+def rfft(input, n=None, dim=-1, norm=None):
     """torch.fft.rfft: the one-sided (n//2 + 1 entries) DFT of a real signal."""
-    _check_out(out, "rfft")
     x = _real_input(_float(input, "rfft"), "rfft")
     d = _dim(dim, x.ndim)
     return _rfft_1d(x, d, x.shape[d] if n is None else n, norm, False, "rfft")
@@ -213,26 +203,23 @@ def _irfft_n(x, d, n):
     return n
 
 
-def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+def irfft(input, n=None, dim=-1, norm=None):
     """torch.fft.irfft: the inverse of rfft, n real outputs (default 2 * (input.size(dim) - 1))."""
-    _check_out(out, "irfft")
     x = _float(input, "irfft")
     d = _dim(dim, x.ndim)
     return _irfft_1d(x, d, _irfft_n(x, d, n), norm, "irfft")
 
 
-def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+def hfft(input, n=None, dim=-1, norm=None):
     """torch.fft.hfft: the DFT of a Hermitian-symmetric signal given by its first half; a real result."""
-    _check_out(out, "hfft")
     x = _float(input, "hfft")
     d = _dim(dim, x.ndim)
     n = _irfft_n(x, d, n)
     return _irfft_1d(x.conj() if isinstance(x, ComplexTensor) else x, d, n, _swap(norm), "hfft")
 
 
-def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+def ihfft(input, n=None, dim=-1, norm=None):
     """torch.fft.ihfft: the inverse of hfft, the one-sided inverse DFT of a real signal."""
-    _check_out(out, "ihfft")
     x = _real_input(_float(input, "ihfft"), "ihfft")
     d = _dim(dim, x.ndim)
     return _rfft_1d(x, d, x.shape[d] if n is None else n, _swap(norm), False, "ihfft").conj()
@@ -273,27 +260,23 @@ def _fftn(input, s, dim, norm, inverse, name):
     return x
 
 
-def fftn(input, s=None, dim=None, norm=None, *, out=None):
+def fftn(input, s=None, dim=None, norm=None):
     """torch.fft.fftn: the n-D DFT over `dim` (all dims by default), of size `s`."""
-    _check_out(out, "fftn")
     return _fftn(input, s, dim, norm, False, "fftn")
 
 
-def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+def ifftn(input, s=None, dim=None, norm=None):
     """torch.fft.ifftn: the n-D inverse DFT."""
-    _check_out(out, "ifftn")
     return _fftn(input, s, dim, norm, True, "ifftn")
 
 
-def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def fft2(input, s=None, dim=(-2, -1), norm=None):
     """torch.fft.fft2: the DFT over the last two dims."""
-    _check_out(out, "fft2")
     return _fftn(input, s, dim, norm, False, "fft2")
 
 
-def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def ifft2(input, s=None, dim=(-2, -1), norm=None):
     """torch.fft.ifft2: the inverse DFT over the last two dims."""
-    _check_out(out, "ifft2")
     return _fftn(input, s, dim, norm, True, "ifft2")
 
 
@@ -308,15 +291,13 @@ def _rfftn(input, s, dim, norm, inverse, name):
     return x
 
 
-def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+def rfftn(input, s=None, dim=None, norm=None):
     """torch.fft.rfftn: the n-D DFT of a real signal, one-sided in the last dim transformed."""
-    _check_out(out, "rfftn")
     return _rfftn(input, s, dim, norm, False, "rfftn")
 
 
-def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def rfft2(input, s=None, dim=(-2, -1), norm=None):
     """torch.fft.rfft2: rfftn over the last two dims."""
-    _check_out(out, "rfft2")
     return _rfftn(input, s, dim, norm, False, "rfft2")
 
 
@@ -336,39 +317,33 @@ def _irfftn(input, s, dim, norm, name, conj=False):
     return _irfft_1d(x, dims[-1], sizes[-1], norm, name)
 
 
-def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+def irfftn(input, s=None, dim=None, norm=None):
     """torch.fft.irfftn: the inverse of rfftn (a real result; the last dim's size is 2 * (m - 1) by default)."""
-    _check_out(out, "irfftn")
     return _irfftn(input, s, dim, norm, "irfftn")
 
 
-def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def irfft2(input, s=None, dim=(-2, -1), norm=None):
     """torch.fft.irfft2: irfftn over the last two dims."""
-    _check_out(out, "irfft2")
     return _irfftn(input, s, dim, norm, "irfft2")
 
 
-def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+def hfftn(input, s=None, dim=None, norm=None):
     """torch.fft.hfftn: the n-D DFT of a signal Hermitian-symmetric in the last dim transformed (a real result)."""
-    _check_out(out, "hfftn")
     return _irfftn(input, s, dim, _swap(norm), "hfftn", conj=True)
 
 
-def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
     """torch.fft.hfft2: hfftn over the last two dims."""
-    _check_out(out, "hfft2")
     return _irfftn(input, s, dim, _swap(norm), "hfft2", conj=True)
 
 
-def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+def ihfftn(input, s=None, dim=None, norm=None):
     """torch.fft.ihfftn: the inverse of hfftn."""
-    _check_out(out, "ihfftn")
     return _rfftn(input, s, dim, _swap(norm), False, "ihfftn").conj()
 
 
-def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
     """torch.fft.ihfft2: ihfftn over the last two dims."""
-    _check_out(out, "ihfft2")
     return _rfftn(input, s, dim, _swap(norm), False, "ihfft2").conj()
 
 
@@ -378,16 +353,14 @@ def _freq_tensor(values, dtype, device, requires_grad):
     return t.requires_grad_(True) if requires_grad else t
 
 
-def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.fft.fftfreq: the sample frequencies [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)."""
-    _check_out(out, "fftfreq")
     k = list(range(0, (n - 1) // 2 + 1)) + list(range(-(n // 2), 0))
     return _freq_tensor([v / (d * n) for v in k], dtype, device, requires_grad)
 
 
-def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.fft.rfftfreq: [0, 1, ..., n//2] / (d * n)."""
-    _check_out(out, "rfftfreq")
     return _freq_tensor([v / (d * n) for v in range(n // 2 + 1)], dtype, device, requires_grad)
 
 

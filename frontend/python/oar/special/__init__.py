@@ -51,14 +51,14 @@ def _install(oar):
     def mvlgamma(input, p):
         return multigammaln(input, p)
 
-    def _i0(input, *, out=None):
-        return i0(input, out=out)
+    def _i0(input):  # oar.i0/igamma/igammac take out= from oar/_out.py, as every exported function
+        return i0(input)
 
-    def igamma(input, other, *, out=None):
-        return gammainc(input, other, out=out)
+    def igamma(input, other):
+        return gammainc(input, other)
 
-    def igammac(input, other, *, out=None):
-        return gammaincc(input, other, out=out)
+    def igammac(input, other):
+        return gammaincc(input, other)
     for name, fn in (("i0", _i0), ("igamma", igamma), ("igammac", igammac), ("mvlgamma", mvlgamma)):
         fn.__name__ = fn.__qualname__ = name
         if not hasattr(oar, name):

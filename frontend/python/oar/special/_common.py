@@ -70,34 +70,17 @@ def quadrature(x, integrand, points, weights):
     return (integrand(x.unsqueeze(-1), t) * w).sum(-1)
 
 
-def write_out(result, out):
-    """result, or result written into out as every out= of oar (oar/_out.py: resized, dtype and device checked)."""
-    if out is None:
-        return result
-    from .._out import write
-    return write("special", result, out)
-
-
 def no_grad_function(fn):
     """A function torch 1.13 does not differentiate: computed without recording, so its result does not
     require grad (as torch's), and the intermediate ops cost no autograd memory."""
     @functools.wraps(fn)
-    def wrapper(*args, out=None, **kwargs):
+    def wrapper(*args, **kwargs):
         prev = _C.is_grad_enabled()
         _C.set_grad_enabled(False)
         try:
-            result = fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         finally:
             _C.set_grad_enabled(prev)
-        return write_out(result, out)
-    return wrapper
-
-
-def with_out(fn):
-    """A differentiable function that also takes torch's `out=`."""
-    @functools.wraps(fn)
-    def wrapper(*args, out=None, **kwargs):
-        return write_out(fn(*args, **kwargs), out)
     return wrapper
 
 
@@ -120,7 +103,7 @@ def unary_function(name, forward, derivative):
             return grad * derivative(x, y)
     _Fn.__name__ = _Fn.__qualname__ = name
 
-    def fn(input, *, out=None):
-        return write_out(_Fn.apply(floating(input, name)), out)
+    def fn(input):
+        return _Fn.apply(floating(input, name))
     fn.__name__ = fn.__qualname__ = name
     return fn

@@ -7,51 +7,43 @@ import math
 from .. import _C
 from .._C import Tensor
 from .._ops import ops
-from ._common import floating, floating_pair, where, with_out
+from ._common import floating, floating_pair, where
 
 
-@with_out
 def exp2(input):
     return ops.exp2(floating(input, "exp2"))
 
 
-@with_out
 def expm1(input):
     return ops.expm1(floating(input, "expm1"))
 
 
-@with_out
 def expit(input):
     """The logistic sigmoid 1/(1 + exp(-x))."""
     return ops.sigmoid(floating(input, "expit"))
 
 
-@with_out
 def log1p(input):
     return ops.log1p(floating(input, "log1p"))
 
 
-@with_out
 def logit(input, eps=None):
     """log(p / (1 - p)), input clamped to [eps, 1 - eps] first when eps is given."""
     from .._tensor_math import logit as _logit
     return _logit(floating(input, "logit"), eps)
 
 
-@with_out
 def sinc(input):
     """sin(pi x)/(pi x), 1 at 0."""
     from .._tensor_math import sinc as _sinc
     return _sinc(floating(input, "sinc"))
 
 
-@with_out
 def round(input, *, decimals=0):
     from .._functions import round as _round
     return _round(input, decimals=decimals)
 
 
-@with_out
 def entr(input):
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (NaN stays NaN)."""
     x = floating(input, "entr")
@@ -62,7 +54,6 @@ def entr(input):
     return where(x != x, x, v)
 
 
-@with_out
 def xlogy(input, other):
     """input * log(other), 0 where input == 0 (unless other is NaN)."""
     from .._tensor_math import xlogy as _xlogy
@@ -70,7 +61,6 @@ def xlogy(input, other):
     return _xlogy(x, y)
 
 
-@with_out
 def xlog1py(input, other):
     """input * log1p(other), 0 where input == 0 (unless other is NaN)."""
     x, y = floating_pair(input, other, "xlog1py")
@@ -94,7 +84,6 @@ def log_softmax(input, dim, *, dtype=None):
     return _log_softmax(_cast(input, dtype), dim)
 
 
-@with_out
 def logsumexp(input, dim, keepdim=False):
     from .._tensor_reduce import logsumexp as _logsumexp
     return _logsumexp(input, dim, keepdim)

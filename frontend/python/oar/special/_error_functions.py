@@ -11,7 +11,7 @@ tiny p, and takes Newton steps on log_ndtr(z) = log(p) (on min(p, 1-p), which is
 import math
 
 from .._ops import ops
-from ._common import const, floating, horner, unary_function, where, with_out
+from ._common import const, floating, horner, unary_function, where
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -24,17 +24,14 @@ for _k in range(1, _ERFCX_TERMS):
 _ERFCX_COEFFS = _ERFCX_COEFFS[::-1]
 
 
-@with_out
 def erf(input):
     return ops.erf(floating(input, "erf"))
 
 
-@with_out
 def erfc(input):
     return ops.erfc(floating(input, "erfc"))
 
 
-@with_out
 def erfinv(input):
     return ops.erfinv(floating(input, "erfinv"))
 
@@ -51,7 +48,6 @@ def _erfcx(x):
 erfcx = unary_function("erfcx", _erfcx, lambda x, y: 2.0 * x * y - 2.0 / math.sqrt(math.pi))
 
 
-@with_out
 def ndtr(input):
     """The standard normal CDF, (1 + erf(x/sqrt 2))/2, computed as erfc(-x/sqrt 2)/2 (accurate in the left tail)."""
     return ops.erfc(floating(input, "ndtr") * (-1.0 / _SQRT2)) * 0.5

@@ -12,15 +12,13 @@ import math
 
 from .._tensor_layout import broadcast_tensors
 from .._ops import ops
-from ._common import const, floating, floating_pair, horner, where, with_out, write_out
+from ._common import const, floating, floating_pair, horner, where
 
 
-@with_out
 def gammaln(input):
     return ops.lgamma(floating(input, "gammaln"))
 
 
-@with_out
 def digamma(input):
     return ops.digamma(floating(input, "digamma"))
 
@@ -28,14 +26,12 @@ def digamma(input):
 psi = digamma
 
 
-@with_out
 def polygamma(n, input):
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
     return ops.polygamma(floating(input, "polygamma"), n=float(n))
 
 
-@with_out
 def multigammaln(input, p):
     """log of the multivariate gamma function: p(p-1)/4 log(pi) + sum_{j<p} lgamma(x - j/2)."""
     if isinstance(p, bool) or not isinstance(p, int):
@@ -186,9 +182,9 @@ def _incomplete_gamma_function(name, upper):
             return None, grad * (-dp if upper else dp)
     _Fn.__name__ = _Fn.__qualname__ = name
 
-    def fn(input, other, *, out=None):
+    def fn(input, other):
         a, x = floating_pair(input, other, name)
-        return write_out(_Fn.apply(a, x), out)
+        return _Fn.apply(a, x)
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -261,10 +257,10 @@ def _make_zeta():
                 raise NotImplementedError("the derivative for 'zeta' is not implemented.")
             return None, grad * -s * zeta(s + 1.0, q)
 
-    def zeta(input, other, *, out=None):
+    def zeta(input, other):
         """The Hurwitz zeta function sum_k (k + q)^-s (torch.special.zeta(x, q))."""
         s, q = floating_pair(input, other, "zeta")
-        return write_out(ZetaBackward.apply(s, q), out)
+        return ZetaBackward.apply(s, q)
     return zeta
 
 
