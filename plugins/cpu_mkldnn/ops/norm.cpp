@@ -1,10 +1,10 @@
-// CPU batch_norm / layer_norm and their backward ops: oneDNN normalization
-// primitives for f32, above the normalisation family of kernel_primitives/
-// (every float dtype, registered in families.cpp). Batch norm
-// sees x [N, C, ...] as [N, C, S, 1] and layer norm as [M, D] (leading x
-// normalized dims), which are the same bytes. Absent weight / bias become
-// ones / zeros so one primitive shape serves both. oneDNN's normalization
-// keeps statistics and scale/shift in f32, so only f32 goes to it.
+// CPU layer_norm and its backward op: oneDNN's layer normalization primitive
+// for f32, above the normalisation family of kernel_primitives/ (every float
+// dtype, registered in families.cpp). Layer norm sees x as [M, D] (leading x
+// normalized dims). Absent weight / bias become ones / zeros so one primitive
+// shape serves both. oneDNN's normalization keeps statistics and scale/shift
+// in f32, so only f32 goes to it. Batch norm has its own kernels
+// (batch_norm.cpp): oneDNN 2.6's plain-layout one measured slower.
 #include <cmath>
 #include <cstring>
 
@@ -18,16 +18,14 @@ namespace {
 
 using namespace nn;
 
-enum NormKind : int64_t { kBatchNorm, kBatchNormBackward, kLayerNorm, kLayerNormBackward };
+enum NormKind : int64_t { kLayerNorm, kLayerNormBackward };
 
 struct NormGeom {
   NormKind kind;
   oar_dtype_t dtype;
-  int64_t outer, channels, inner;  // batch norm: N, C, S; layer norm: 1, M, D
-  bool training = true;
+  int64_t channels, inner;  // M rows of D
   double eps;
-  bool is_batch() const { return kind == kBatchNorm || kind == kBatchNormBackward; }
-  bool is_backward() const { return kind == kBatchNormBackward || kind == kLayerNormBackward; }
+  bool is_backward() const { return kind == kLayerNormBackward; }
 };
 
 NormGeom geometry(const sdk::KernelArgs& a, NormKind kind) {
@@ -36,9 +34,8 @@ NormGeom geometry(const sdk::KernelArgs& a, NormKind kind) {
   g.dtype = a.output(0).dtype;
   g.eps = a.attr_float("eps");
   const oar_tensor_view& x = a.input(g.is_backward() ? 1 : 0);
-  sdk::NormExtents e = sdk::norm_extents(x, g.is_batch(), g.is_batch() ? 0 : a.attr_int("normalized_ndim"));
-  g.outer = e.outer, g.channels = e.channels, g.inner = e.inner;
-  if (kind == kBatchNorm) g.training = a.attr_bool("training");
+  sdk::NormExtents e = sdk::norm_extents(x, false, a.attr_int("normalized_ndim"));
+  g.channels = e.channels, g.inner = e.inner;
   return g;
 }
 
@@ -51,26 +48,12 @@ CachedPtr lookup(const NormGeom& g) {
   int64_t eps_bits;
   std::memcpy(&eps_bits, &g.eps, sizeof(eps_bits));
   Key key;
-  key.add(g.kind).add(g.dtype).add(g.outer).add(g.channels).add(g.inner).add(g.training).add(eps_bits);
+  key.add(g.kind).add(g.dtype).add(g.channels).add(g.inner).add(eps_bits);
   return cache().get(key, [&](Cached& e) {
     using namespace dnnl;
     if (g.dtype != OAR_DTYPE_F32) throw sdk::KernelError{OAR_STATUS_UNSUPPORTED, "only f32 goes to oneDNN"};
     auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
-    if (g.is_batch()) {
-      memory::desc x_md = dense_md({g.outer, g.channels, g.inner, 1}, g.dtype);
-      if (!g.training) flags = flags | normalization_flags::use_global_stats;
-      auto prop = g.training ? prop_kind::forward_training : prop_kind::forward_inference;
-      batch_normalization_forward::primitive_desc fwd(batch_normalization_forward::desc(prop, x_md, float(g.eps), flags),
-                                                      engine());
-      if (g.kind == kBatchNorm) {
-        e.prim = batch_normalization_forward(fwd);
-      } else {
-        batch_normalization_backward::primitive_desc bwd(
-            batch_normalization_backward::desc(prop_kind::backward, x_md, x_md, float(g.eps), flags), engine(), fwd);
-        e.prim = batch_normalization_backward(bwd);
-      }
-      e.mds = {x_md, dense_md({g.channels}, g.dtype)};
-    } else {
+    {
       memory::desc x_md = dense_md({g.channels, g.inner}, g.dtype), stat_md = dense_md({g.channels}, g.dtype);
       layer_normalization_forward::primitive_desc fwd(
           layer_normalization_forward::desc(prop_kind::forward_training, x_md, stat_md, float(g.eps), flags), engine());
@@ -90,7 +73,7 @@ CachedPtr lookup(const NormGeom& g) {
 template <NormKind kind>
 int32_t dnnl_supports(const oar_kernel_context* ctx, char* reason, size_t size) {
   return answer_supports(ctx, reason, size, [](const sdk::KernelArgs& a) -> std::string {
-    if (sdk::numel(a.input(kind == kBatchNorm || kind == kLayerNorm ? 0 : 1)) == 0) return "empty input";
+    if (sdk::numel(a.input(kind == kLayerNorm ? 0 : 1)) == 0) return "empty input";
     const std::string& err = lookup(geometry(a, kind))->error;
     return err.empty() ? err : "oneDNN normalization: " + err;
   });
@@ -109,27 +92,17 @@ oar_status_t dnnl_norm_kernel(const oar_kernel_context* ctx) {
   return sdk::run_kernel(ctx, [](const sdk::KernelArgs& a) {
     NormGeom g = geometry(a, kind);
     const Cached& c = require_ok(lookup(g), a.context().op_name);
-    bool bn = g.is_batch();
-    const dnnl::memory::desc &x_md = c.mds[0], &stat_md = c.mds[1], &param_md = bn ? c.mds[1] : c.mds[2];
-    int64_t params = bn ? g.channels : g.inner;
+    const dnnl::memory::desc &x_md = c.mds[0], &stat_md = c.mds[1], &param_md = c.mds[2];
+    int64_t params = g.inner;
     DenseOutput o0(a, 0), o1(a, 1), o2(a, 2);
     std::unordered_map<int, dnnl::memory> args;
     if (!g.is_backward()) {
       args = {{DNNL_ARG_SRC, make_memory(x_md, dense_input(a, 0))},
               {DNNL_ARG_DST, make_memory(x_md, o0.data())},
               {DNNL_ARG_SCALE, make_memory(param_md, param_or(a, 1, params, 1.0f))},
-              {DNNL_ARG_SHIFT, make_memory(param_md, param_or(a, 2, params, 0.0f))}};
-      if (g.training) {  // statistics are outputs
-        args[DNNL_ARG_MEAN] = make_memory(stat_md, o1.data());
-        args[DNNL_ARG_VARIANCE] = make_memory(stat_md, o2.data());
-      } else {  // running statistics are inputs, and returned as they are
-        const void* rm = dense_input(a, 3);
-        const void* rv = dense_input(a, 4);
-        args[DNNL_ARG_MEAN] = make_memory(stat_md, rm);
-        args[DNNL_ARG_VARIANCE] = make_memory(stat_md, rv);
-        std::memcpy(o1.data(), rm, size_t(g.channels) * sizeof(float));
-        std::memcpy(o2.data(), rv, size_t(g.channels) * sizeof(float));
-      }
+              {DNNL_ARG_SHIFT, make_memory(param_md, param_or(a, 2, params, 0.0f))},
+              {DNNL_ARG_MEAN, make_memory(stat_md, o1.data())},
+              {DNNL_ARG_VARIANCE, make_memory(stat_md, o2.data())}};
     } else {
       args = {{DNNL_ARG_DIFF_DST, make_memory(x_md, dense_input(a, 0))},
               {DNNL_ARG_SRC, make_memory(x_md, dense_input(a, 1))},
@@ -156,8 +129,6 @@ oar_status_t register_norm(const oar_kernel_registrar* r, const char* op, int ar
 
 oar_status_t register_norm_kernels(const oar_kernel_registrar* r) {
   // Signatures hold the required inputs only (optional ones are not part of the key).
-  if (auto st = register_norm<kBatchNorm>(r, "batch_norm", 1)) return st;
-  if (auto st = register_norm<kBatchNormBackward>(r, "batch_norm_backward", 4)) return st;
   if (auto st = register_norm<kLayerNorm>(r, "layer_norm", 1)) return st;
   return register_norm<kLayerNormBackward>(r, "layer_norm_backward", 4);
 }
