@@ -17,7 +17,7 @@
 #include "oar/kp/cpu/parallel.h"
 #include "oar/plugin_sdk/op_geometry.hpp"
 #include "ops/dnnl_common.h"
-#include "ops/isa_clones.h"
+#include "oar/kp/cpu/isa_clones.h"
 #include "ops/ops.h"
 
 namespace oar_cpu {
@@ -28,7 +28,7 @@ namespace bn_loops {
 // chunk stay exact to a few ulps, and a chunk of x and dy stays in L1.
 constexpr int64_t kChunk = 2048;
 
-OAR_CPU_ISA_CLONES float sum(const float* x, int64_t n) {
+OAR_KP_CPU_ISA_CLONES float sum(const float* x, int64_t n) {
   float s = 0;
 #pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += x[i];
@@ -37,7 +37,7 @@ OAR_CPU_ISA_CLONES float sum(const float* x, int64_t n) {
 
 // {sum (x - m), sum (x - m)^2} over n elements: the first corrects a centre m
 // that rounding moved off the mean.
-OAR_CPU_ISA_CLONES void deviation_sums(const float* x, int64_t n, float m, float* out) {
+OAR_KP_CPU_ISA_CLONES void deviation_sums(const float* x, int64_t n, float m, float* out) {
   float s = 0, s2 = 0;
 #pragma omp simd reduction(+ : s, s2)
   for (int64_t i = 0; i < n; ++i) {
@@ -48,7 +48,7 @@ OAR_CPU_ISA_CLONES void deviation_sums(const float* x, int64_t n, float m, float
 }
 
 // {sum dy, sum dy * (x - m)} over n elements.
-OAR_CPU_ISA_CLONES void grad_sums(const float* dy, const float* x, int64_t n, float m, float* out) {
+OAR_KP_CPU_ISA_CLONES void grad_sums(const float* dy, const float* x, int64_t n, float m, float* out) {
   float s = 0, sx = 0;
 #pragma omp simd reduction(+ : s, sx)
   for (int64_t i = 0; i < n; ++i) {
@@ -61,14 +61,14 @@ OAR_CPU_ISA_CLONES void grad_sums(const float* dy, const float* x, int64_t n, fl
 // y = (x - m - m_lo) * a + b: centred first, as x * a + (b - m * a) would
 // cancel catastrophically where the mean is large against the spread, and
 // by the mean's f32 rounding error m_lo too.
-OAR_CPU_ISA_CLONES void normalize(const float* __restrict x, float* __restrict y, int64_t n, float m, float m_lo,
+OAR_KP_CPU_ISA_CLONES void normalize(const float* __restrict x, float* __restrict y, int64_t n, float m, float m_lo,
                                   float a, float b) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - m) - m_lo) * a + b;
 }
 
 // dx = dy * k1 + (x - m) * k2 + k3 (the batch-norm input gradient, folded per channel).
-OAR_CPU_ISA_CLONES void input_grad(const float* __restrict dy, const float* __restrict x, float* __restrict dx,
+OAR_KP_CPU_ISA_CLONES void input_grad(const float* __restrict dy, const float* __restrict x, float* __restrict dx,
                                    int64_t n, float m, float k1, float k2, float k3) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * k1 + ((x[i] - m) * k2 + k3);

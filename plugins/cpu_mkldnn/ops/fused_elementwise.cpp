@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "oar/kp/cpu/isa_clones.h"
 #include "oar/kp/cpu/parallel.h"
 #include "oar/kp/cpu/vector_math.h"  // the same vector math as the unfused kernels: equal results
 #include "oar/kp/functors.h"
@@ -35,9 +36,10 @@ using BlockFn = void (*)(const C<T>* a, const C<T>* b, C<T>* out, int64_t n, dou
 
 // Each instruction writes a fresh register, or the output, which may share
 // memory with an input only index for index (in place), so __restrict holds
-// for every reordering a vectorized loop makes.
+// for every reordering a vectorized loop makes. Compiled per x86-64 level as
+// the unfused kernels' loop is (kp/cpu/isa_clones.h): the same vector math.
 template <class T, class Op>
-void apply_block(const C<T>* __restrict a, const C<T>* __restrict b, C<T>* __restrict out, int64_t n, double p0,
+OAR_KP_CPU_ISA_CLONES void apply_block(const C<T>* __restrict a, const C<T>* __restrict b, C<T>* __restrict out, int64_t n, double p0,
                  double p1) {
   Op op;
   op.p0 = p0;

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "oar/kp/cpu/isa_clones.h"
 #include "oar/kp/cpu/parallel.h"
 #include "oar/kp/cpu/vector_math.h"
 #include "oar/kp/numeric.h"
@@ -45,6 +46,15 @@ const T* contiguous_run(const T* p, int64_t stride, int64_t n, T* buffer) {
   return buffer;
 }
 
+// o[i] = f(in[i]...) over n contiguous entries: the one vectorised loop both
+// paths below run, compiled per x86-64 level (kp/cpu/isa_clones.h). `o` may
+// be an input itself, index for index (in place).
+template <class Out, class F, class... In>
+OAR_KP_CPU_ISA_CLONES void map_contiguous(Out* __restrict o, int64_t n, F fn, const In*... in) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(fn(static_cast<compute_t<In>>(in[i])...));
+}
+
 template <class Out, class F, class... In, size_t... K>
 void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F& f,
                       std::index_sequence<K...>, Operand<const In>... in) {
@@ -66,11 +76,8 @@ void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F&
       // last bit) whatever the thread count: the scalar tail is the tensor's end.
       b = std::min(round_up(b, kAlign), L.numel);
       e = std::min(round_up(e, kAlign), L.numel);
-      Out* __restrict op = o;
-      const F fn = f;  // a local copy: its parameters (clamp's bounds) stay in registers, the ?: if-converts
-#pragma omp simd
-      for (int64_t i = b; i < e; ++i)
-        op[i] = static_cast<Out>(fn(static_cast<compute_t<In>>(in.data[i])...));
+      // f by value: its parameters (clamp's bounds) stay in registers, the ?: if-converts
+      if (b < e) map_contiguous<Out, F, In...>(o + b, e - b, f, (in.data + b)...);
     });
     return;
   }
@@ -87,7 +94,6 @@ void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F&
   parallel_for(outer * blocks_per_row, std::max<int64_t>(1, kGrainSize / per_block), [&](int64_t b, int64_t e) {
     const int64_t os = L.strides[0][last];
     const int64_t is[] = {L.strides[K + 1][last]..., 0};
-    const F fn = f;  // as above
     std::tuple<std::array<In, kBlock>...> staged;
     std::array<Out, kBlock> out_staged;
     int64_t block = b % blocks_per_row;
@@ -96,9 +102,8 @@ void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F&
       const int64_t i0 = block * kBlock, n = std::min(kBlock, inner - i0);
       const std::tuple<const In*...> ip{
           contiguous_run(in.data + row.offsets[K + 1] + i0 * is[K], is[K], n, std::get<K>(staged).data())...};
-      Out* __restrict op = os == 1 ? o + row.offsets[0] + i0 : out_staged.data();
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) op[i] = static_cast<Out>(fn(static_cast<compute_t<In>>(std::get<K>(ip)[i])...));
+      Out* op = os == 1 ? o + row.offsets[0] + i0 : out_staged.data();
+      map_contiguous<Out, F, In...>(op, n, f, std::get<K>(ip)...);
       if (os != 1)
         for (int64_t i = 0; i < n; ++i) o[row.offsets[0] + (i0 + i) * os] = out_staged[size_t(i)];
       if (++block == blocks_per_row) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "oar/kp/cpu/isa_clones.h"
 #include "oar/kp/cpu/parallel.h"
 #include "oar/kp/numeric.h"
 #include "oar/kp/reduce_geometry.h"
@@ -34,9 +35,10 @@ constexpr bool interleavable() {
   else return false;
 }
 
-// Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc.
+// Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc;
+// compiled per x86-64 level (kp/cpu/isa_clones.h) for the lanes' vectors.
 template <class T, class R>
-typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r, int64_t rb, int64_t re,
+OAR_KP_CPU_ISA_CLONES typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r, int64_t rb, int64_t re,
                              typename R::acc_t acc) {
   const int nr = int(g.red_shape.size());
   if (nr == 0) return rb < re ? r.step(acc, static_cast<compute_t<T>>(base[0]), 0) : acc;

@@ -4,8 +4,9 @@
 // oar's ops cannot make. Declaring the same functions here with GCC's simd
 // attribute lets the `omp simd` loops of kp/cpu/elementwise.h call them on
 // whole vectors while NaN and infinity keep their meaning. The vector width
-// is the compile target's (the x86-64 baseline: 4 floats), so the plugin runs
-// on every x86-64 machine. Elsewhere (other compilers, other ISAs) this header
+// is the loop's target: 4 floats on the x86-64 baseline the plugins are built
+// for, 8 or 16 in loops compiled per ISA level (kp/cpu/isa_clones.h), which
+// call the AVX2 or AVX-512 variants (_ZGVdN8v_expf, _ZGVeN16v_expf). Elsewhere (other compilers, other ISAs) this header
 // declares nothing and the loops call the scalar functions.
 #pragma once
 
