@@ -115,7 +115,8 @@ void transpose_channels(const float* src, float* dst, const Extents& e, bool to_
   for_channels(e, [&](int64_t ch) {
     for (int64_t i = 0; i < e.n; ++i) {
       const int64_t nchw = (i * e.c + ch) * e.s, cm = (ch * e.n + i) * e.s;
-      std::memcpy(to_channels ? dst + cm : dst + nchw, to_channels ? src + nchw : src + cm, size_t(e.s) * 4);
+      std::memcpy(to_channels ? dst + cm : dst + nchw, to_channels ? src + nchw : src + cm,
+                  size_t(e.s) * sizeof(float));
     }
   });
 }

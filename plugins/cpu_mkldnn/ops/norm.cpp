@@ -53,20 +53,18 @@ CachedPtr lookup(const NormGeom& g) {
     using namespace dnnl;
     if (g.dtype != OAR_DTYPE_F32) throw sdk::KernelError{OAR_STATUS_UNSUPPORTED, "only f32 goes to oneDNN"};
     auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
-    {
-      memory::desc x_md = dense_md({g.channels, g.inner}, g.dtype), stat_md = dense_md({g.channels}, g.dtype);
-      layer_normalization_forward::primitive_desc fwd(
-          layer_normalization_forward::desc(prop_kind::forward_training, x_md, stat_md, float(g.eps), flags), engine());
-      if (g.kind == kLayerNorm) {
-        e.prim = layer_normalization_forward(fwd);
-      } else {
-        layer_normalization_backward::primitive_desc bwd(
-            layer_normalization_backward::desc(prop_kind::backward, x_md, x_md, stat_md, float(g.eps), flags), engine(),
-            fwd);
-        e.prim = layer_normalization_backward(bwd);
-      }
-      e.mds = {x_md, stat_md, dense_md({g.inner}, g.dtype)};
+    memory::desc x_md = dense_md({g.channels, g.inner}, g.dtype), stat_md = dense_md({g.channels}, g.dtype);
+    layer_normalization_forward::primitive_desc fwd(
+        layer_normalization_forward::desc(prop_kind::forward_training, x_md, stat_md, float(g.eps), flags), engine());
+    if (g.kind == kLayerNorm) {
+      e.prim = layer_normalization_forward(fwd);
+    } else {
+      layer_normalization_backward::primitive_desc bwd(
+          layer_normalization_backward::desc(prop_kind::backward, x_md, x_md, stat_md, float(g.eps), flags), engine(),
+          fwd);
+      e.prim = layer_normalization_backward(bwd);
     }
+    e.mds = {x_md, stat_md, dense_md({g.inner}, g.dtype)};
   });
 }
 

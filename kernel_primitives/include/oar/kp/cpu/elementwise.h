@@ -47,12 +47,20 @@ const T* contiguous_run(const T* p, int64_t stride, int64_t n, T* buffer) {
 }
 
 // o[i] = f(in[i]...) over n contiguous entries: the one vectorised loop both
-// paths below run, compiled per x86-64 level (kp/cpu/isa_clones.h). `o` may
-// be an input itself, index for index (in place).
+// paths below run. `o` may be an input itself, index for index (in place).
 template <class Out, class F, class... In>
-OAR_KP_CPU_ISA_CLONES void map_contiguous(Out* __restrict o, int64_t n, F fn, const In*... in) {
+inline void map_run(Out* __restrict o, int64_t n, F fn, const In*... in) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(fn(static_cast<compute_t<In>>(in[i])...));
+}
+
+// map_run compiled per x86-64 level (kp/cpu/isa_clones.h). A call through
+// the loader's choice costs a few nanoseconds, so runs shorter than
+// kClonedRun (rows of 3 in a strided tensor) take map_run inline instead.
+constexpr int64_t kClonedRun = 64;
+template <class Out, class F, class... In>
+OAR_KP_CPU_ISA_CLONES void map_contiguous(Out* __restrict o, int64_t n, F fn, const In*... in) {
+  map_run<Out, F, In...>(o, n, fn, in...);
 }
 
 template <class Out, class F, class... In, size_t... K>
@@ -103,7 +111,8 @@ void elementwise_impl(int ndim, const int64_t* shape, Operand<Out> out, const F&
       const std::tuple<const In*...> ip{
           contiguous_run(in.data + row.offsets[K + 1] + i0 * is[K], is[K], n, std::get<K>(staged).data())...};
       Out* op = os == 1 ? o + row.offsets[0] + i0 : out_staged.data();
-      map_contiguous<Out, F, In...>(op, n, f, std::get<K>(ip)...);
+      if (n >= kClonedRun) map_contiguous<Out, F, In...>(op, n, f, std::get<K>(ip)...);
+      else map_run<Out, F, In...>(op, n, f, std::get<K>(ip)...);
       if (os != 1)
         for (int64_t i = 0; i < n; ++i) o[row.offsets[0] + (i0 + i) * os] = out_staged[size_t(i)];
       if (++block == blocks_per_row) {

@@ -35,10 +35,24 @@ constexpr bool interleavable() {
   else return false;
 }
 
-// Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc;
-// compiled per x86-64 level (kp/cpu/isa_clones.h) for the lanes' vectors.
+// Elements [0, n) of a contiguous run (n a multiple of kLanes) spread over
+// kLanes accumulators kept in vector registers, then combined into acc.
+// Compiled per x86-64 level (kp/cpu/isa_clones.h); accumulate calls it only
+// for runs of 4 * kLanes or more, where the call through the loader's choice
+// costs nothing next to the run.
 template <class T, class R>
-OAR_KP_CPU_ISA_CLONES typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r, int64_t rb, int64_t re,
+OAR_KP_CPU_ISA_CLONES typename R::acc_t accumulate_lanes(const T* p, int64_t n, const R& r, typename R::acc_t acc) {
+  typename R::acc_t lane[kLanes];
+  for (auto& l : lane) l = r.init();
+  for (int64_t i = 0; i < n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] = r.step(lane[l], static_cast<compute_t<T>>(p[i + l]), 0);
+  for (const auto& l : lane) acc = r.combine(acc, l);
+  return acc;
+}
+
+// Accumulates reduced elements [rb, re) (row-major over reduced dims) into acc.
+template <class T, class R>
+typename R::acc_t accumulate(const T* base, const ReduceGeometry& g, const R& r, int64_t rb, int64_t re,
                              typename R::acc_t acc) {
   const int nr = int(g.red_shape.size());
   if (nr == 0) return rb < re ? r.step(acc, static_cast<compute_t<T>>(base[0]), 0) : acc;
@@ -56,11 +70,9 @@ OAR_KP_CPU_ISA_CLONES typename R::acc_t accumulate(const T* base, const ReduceGe
     int64_t i = i0;
     if constexpr (interleavable<R>()) {
       if (inner_stride == 1 && stop - i0 >= 4 * kLanes) {
-        typename R::acc_t lane[kLanes];
-        for (auto& l : lane) l = r.init();
-        for (; i + kLanes <= stop; i += kLanes)
-          for (int l = 0; l < kLanes; ++l) lane[l] = r.step(lane[l], static_cast<compute_t<T>>(p[i + l]), 0);
-        for (const auto& l : lane) acc = r.combine(acc, l);
+        const int64_t run = (stop - i0) / kLanes * kLanes;
+        acc = accumulate_lanes(p + i0, run, r, acc);
+        i += run;
       }
     }
     for (; i < stop; ++i) acc = r.step(acc, static_cast<compute_t<T>>(p[i * inner_stride]), idx + (i - i0));

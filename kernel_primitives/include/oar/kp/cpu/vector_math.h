@@ -6,8 +6,9 @@
 // whole vectors while NaN and infinity keep their meaning. The vector width
 // is the loop's target: 4 floats on the x86-64 baseline the plugins are built
 // for, 8 or 16 in loops compiled per ISA level (kp/cpu/isa_clones.h), which
-// call the AVX2 or AVX-512 variants (_ZGVdN8v_expf, _ZGVeN16v_expf). Elsewhere (other compilers, other ISAs) this header
-// declares nothing and the loops call the scalar functions.
+// call the AVX2 or AVX-512 variants (_ZGVdN8v_expf, _ZGVeN16v_expf).
+// Elsewhere (other compilers, other ISAs) this header declares nothing and
+// the loops call the scalar functions.
 #pragma once
 
 #include <cmath>
